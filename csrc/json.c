@@ -1,0 +1,681 @@
+/* json.c -- a strict RFC 8259 reader.
+ *
+ * One JSON text is parsed into a flat array of jnode that borrow from the
+ * input.  The parser is iterative: an open container keeps its parent's
+ * index in its `next` field and the index of its last child in its `len`
+ * field while it is open, so the node array itself is the stack and nesting
+ * depth costs no C stack.  When the container closes, `next` goes back to 0
+ * (a later sibling sets it) and `len` becomes the length of its text.
+ *
+ * Choices where RFC 8259 leaves room (JSONTestSuite i_ cases):
+ *   - a \u escape that is a lone surrogate, or a high surrogate not followed
+ *     by a \u low surrogate, is rejected ("lone surrogate in \u escape"):
+ *     such a string has no UTF-8 form, and every string we accept must be
+ *     valid UTF-8 after unescaping;
+ *   - raw bytes in strings must be well-formed UTF-8 (RFC 3629: no
+ *     overlongs, no encoded surrogates, nothing past U+10FFFF);
+ *   - a byte order mark is not whitespace: it is rejected;
+ *   - numbers are kept as text, so huge or very precise numbers are fine;
+ *   - nesting deeper than max_depth (default 128) is rejected.
+ */
+#include "json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGH UINT64_C(0x8080808080808080)
+
+static const char MSG_UNTERMINATED[] = "unterminated string";
+
+void json_doc_free(jdoc *d)
+{
+    free(d->nodes);
+    d->nodes = NULL;
+    d->n = 0;
+    d->cap = 0;
+}
+
+size_t json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode); }
+
+static int grow(jdoc *d)
+{
+    size_t ncap = d->cap ? d->cap * 2 : 64;
+    if (ncap > ((size_t)NONE) || ncap > SIZE_MAX / sizeof(jnode))
+        ncap = (size_t)NONE;
+    if (ncap <= d->cap)
+        return -1;
+    jnode *nn = realloc(d->nodes, ncap * sizeof(jnode));
+    if (nn == NULL)
+        return -1;
+    d->nodes = nn;
+    d->cap = ncap;
+    return 0;
+}
+
+static inline int is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+static inline int hexval(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Four hex digits at s[0..4) (caller checked they exist); -1 if not hex. */
+static inline long hex4(const uint8_t *s)
+{
+    long v = 0;
+    for (int k = 0; k < 4; k++) {
+        int h = hexval(s[k]);
+        if (h < 0)
+            return -1;
+        v = v * 16 + h;
+    }
+    return v;
+}
+
+/* Scan a string body starting just after the opening quote at *pi.  On
+ * success *pi is the index of the closing quote.  On error *pi is where the
+ * problem is and *msg says what. */
+static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
+                       const char **msg)
+{
+    size_t i = *pi;
+    for (;;) {
+        /* Skip runs of plain ASCII (no '"', '\\', control or high byte),
+         * 8 bytes at a time.  The lowest flagged byte is always a real hit
+         * (borrows only propagate upward), so on little-endian machines we
+         * jump straight to it. */
+        while (len - i >= 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            uint64_t q = w ^ (ONES * '"');
+            uint64_t b = w ^ (ONES * '\\');
+            uint64_t t = (((q - ONES) & ~q) | ((b - ONES) & ~b) | ((w - ONES * 0x20) & ~w) | w) & HIGH;
+            if (t == 0) {
+                i += 8;
+                continue;
+            }
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            i += (size_t)__builtin_ctzll(t) >> 3;
+#endif
+            break;
+        }
+        if (i >= len) {
+            *msg = MSG_UNTERMINATED;
+            return -1;
+        }
+        uint8_t c = s[i];
+        if (c == '"') {
+            *pi = i;
+            return 0;
+        }
+        if (c == '\\') {
+            *escaped = 1;
+            if (len - i < 2) {
+                *msg = MSG_UNTERMINATED;
+                *pi = len;
+                return -1;
+            }
+            switch (s[i + 1]) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                i += 2;
+                break;
+            case 'u': {
+                long u = len - i >= 6 ? hex4(s + i + 2) : -1;
+                if (u < 0) {
+                    *msg = "invalid \\u escape";
+                    *pi = i;
+                    return -1;
+                }
+                if (u >= 0xDC00 && u <= 0xDFFF) {
+                    *msg = "lone surrogate in \\u escape";
+                    *pi = i;
+                    return -1;
+                }
+                if (u >= 0xD800 && u <= 0xDBFF) {
+                    long lo = -1;
+                    if (len - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u')
+                        lo = hex4(s + i + 8);
+                    if (lo < 0xDC00 || lo > 0xDFFF) {
+                        *msg = "lone surrogate in \\u escape";
+                        *pi = i;
+                        return -1;
+                    }
+                    i += 12;
+                } else {
+                    i += 6;
+                }
+                break;
+            }
+            default:
+                *msg = "invalid escape";
+                *pi = i;
+                return -1;
+            }
+            continue;
+        }
+        if (c < 0x20) {
+            *msg = "control character in string";
+            *pi = i;
+            return -1;
+        }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        /* A multi-byte UTF-8 sequence (RFC 3629 table). */
+        size_t need;
+        uint8_t lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) {
+            need = 1;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            need = 2;
+            if (c == 0xE0)
+                lo = 0xA0;
+            else if (c == 0xED)
+                hi = 0x9F;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            need = 3;
+            if (c == 0xF0)
+                lo = 0x90;
+            else if (c == 0xF4)
+                hi = 0x8F;
+        } else {
+            goto bad_utf8;
+        }
+        if (len - i <= need || s[i + 1] < lo || s[i + 1] > hi)
+            goto bad_utf8;
+        for (size_t k = 2; k <= need; k++)
+            if ((s[i + k] & 0xC0) != 0x80)
+                goto bad_utf8;
+        i += need + 1;
+        continue;
+    bad_utf8:
+        *msg = "invalid UTF-8 in string";
+        *pi = i;
+        return -1;
+    }
+}
+
+static inline int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+/* Scan a number at *pi; on success *pi is just past it. */
+static int scan_number(const uint8_t *s, size_t len, size_t *pi, const char **msg)
+{
+    size_t i = *pi;
+    if (s[i] == '-')
+        i++;
+    if (i >= len || !is_digit(s[i]))
+        goto bad;
+    if (s[i] == '0') {
+        i++;
+        if (i < len && is_digit(s[i])) {
+            *msg = "leading zero in number";
+            *pi = i;
+            return -1;
+        }
+    } else {
+        while (i < len && is_digit(s[i]))
+            i++;
+    }
+    if (i < len && s[i] == '.') {
+        i++;
+        if (i >= len || !is_digit(s[i]))
+            goto bad;
+        while (i < len && is_digit(s[i]))
+            i++;
+    }
+    if (i < len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < len && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= len || !is_digit(s[i]))
+            goto bad;
+        while (i < len && is_digit(s[i]))
+            i++;
+    }
+    *pi = i;
+    return 0;
+bad:
+    *msg = "invalid number";
+    *pi = i;
+    return -1;
+}
+
+/* Append a node; with cur != NONE link it as the last child of cur. */
+static inline int add_node(jdoc *d, uint32_t cur, uint8_t type, const uint8_t *p, size_t len,
+                           uint32_t *out)
+{
+    if (d->n == d->cap && grow(d) != 0)
+        return -1;
+    uint32_t idx = (uint32_t)d->n++;
+    jnode *nd = &d->nodes[idx];
+    nd->type = type;
+    nd->escaped = 0;
+    nd->next = 0;
+    nd->first = 0;
+    nd->count = 0;
+    nd->p = (const char *)p;
+    nd->len = len;
+    if (cur != NONE) {
+        jnode *pa = &d->nodes[cur];
+        if (pa->first == 0)
+            pa->first = idx;
+        else
+            d->nodes[pa->len].next = idx;
+        pa->len = idx;
+    }
+    *out = idx;
+    return 0;
+}
+
+/* A value was added to cur: arrays count elements (objects count keys). */
+static inline void count_elem(jdoc *d, uint32_t cur)
+{
+    if (cur != NONE && d->nodes[cur].type == JV_ARRAY)
+        d->nodes[cur].count++;
+}
+
+/* The parser.  store == 0 validates only: scalars get no node and a closed
+ * container is popped, so memory is bounded by the nesting depth. */
+static int parse(jdoc *d, const uint8_t *s, size_t len, uint32_t max_depth, int store,
+                 size_t *err_off, const char **err_msg)
+{
+    size_t i = 0;
+    uint32_t cur = NONE;   /* innermost open container */
+    uint32_t depth = 0;
+    uint32_t idx;
+    const char *msg = "unexpected end of input";
+    d->n = 0;
+    if (max_depth == 0)
+        max_depth = 128;
+    if (s == NULL)
+        len = 0;
+
+value:
+    while (i < len && is_ws(s[i]))
+        i++;
+    if (i >= len)
+        goto eof;
+    switch (s[i]) {
+    case '[':
+    case '{': {
+        uint8_t type = s[i] == '[' ? JV_ARRAY : JV_OBJECT;
+        if (depth >= max_depth) {
+            msg = "nesting too deep";
+            goto fail;
+        }
+        if (add_node(d, store ? cur : NONE, type, s + i, 0, &idx) != 0)
+            goto nomem;
+        count_elem(d, cur);
+        d->nodes[idx].next = cur;   /* parent link while open */
+        cur = idx;
+        depth++;
+        i++;
+        while (i < len && is_ws(s[i]))
+            i++;
+        if (type == JV_ARRAY) {
+            if (i < len && s[i] == ']')
+                goto close;
+            goto value;
+        }
+        if (i < len && s[i] == '}')
+            goto close;
+        goto key;
+    }
+    case '"': {
+        size_t st = i + 1, e = st;
+        int esc = 0;
+        if (scan_string(s, len, &e, &esc, &msg) != 0) {
+            if (msg == MSG_UNTERMINATED)   /* point at the opening quote */
+                e = i;
+            i = e;
+            goto fail;
+        }
+        if (store) {
+            if (add_node(d, cur, JV_STRING, s + st, e - st, &idx) != 0)
+                goto nomem;
+            d->nodes[idx].escaped = (uint8_t)esc;
+            count_elem(d, cur);
+        }
+        i = e + 1;
+        goto after;
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+        const char *lit = s[i] == 't' ? "true" : s[i] == 'f' ? "false" : "null";
+        uint8_t type = s[i] == 't' ? JV_TRUE : s[i] == 'f' ? JV_FALSE : JV_NULL;
+        size_t ll = strlen(lit);
+        if (len - i < ll || memcmp(s + i, lit, ll) != 0) {
+            msg = "invalid literal";
+            goto fail;
+        }
+        if (store) {
+            if (add_node(d, cur, type, s + i, ll, &idx) != 0)
+                goto nomem;
+            count_elem(d, cur);
+        }
+        i += ll;
+        goto after;
+    }
+    default: {
+        if (s[i] != '-' && !is_digit(s[i])) {
+            msg = "unexpected character";
+            goto fail;
+        }
+        size_t st = i;
+        if (scan_number(s, len, &i, &msg) != 0)
+            goto fail;
+        if (store) {
+            if (add_node(d, cur, JV_NUMBER, s + st, i - st, &idx) != 0)
+                goto nomem;
+            count_elem(d, cur);
+        }
+        goto after;
+    }
+    }
+
+key:
+    /* whitespace already skipped */
+    if (i >= len)
+        goto eof;
+    if (s[i] != '"') {
+        msg = "expected string key";
+        goto fail;
+    }
+    {
+        size_t st = i + 1, e = st;
+        int esc = 0;
+        if (scan_string(s, len, &e, &esc, &msg) != 0) {
+            if (msg == MSG_UNTERMINATED)
+                e = i;
+            i = e;
+            goto fail;
+        }
+        if (store) {
+            if (add_node(d, cur, JV_STRING, s + st, e - st, &idx) != 0)
+                goto nomem;
+            d->nodes[idx].escaped = (uint8_t)esc;
+        }
+        d->nodes[cur].count++;
+        i = e + 1;
+    }
+    while (i < len && is_ws(s[i]))
+        i++;
+    if (i >= len)
+        goto eof;
+    if (s[i] != ':') {
+        msg = "expected ':' after object key";
+        goto fail;
+    }
+    i++;
+    goto value;
+
+after:
+    while (i < len && is_ws(s[i]))
+        i++;
+    if (cur == NONE) {
+        if (i != len) {
+            msg = "trailing characters after value";
+            goto fail;
+        }
+        return 0;
+    }
+    if (i >= len)
+        goto eof;
+    if (d->nodes[cur].type == JV_ARRAY) {
+        if (s[i] == ',') {
+            i++;
+            goto value;
+        }
+        if (s[i] == ']')
+            goto close;
+        msg = "expected ',' or ']'";
+        goto fail;
+    }
+    if (s[i] == ',') {
+        i++;
+        while (i < len && is_ws(s[i]))
+            i++;
+        goto key;
+    }
+    if (s[i] == '}')
+        goto close;
+    msg = "expected ',' or '}'";
+    goto fail;
+
+close: {
+    /* s[i] closes the container cur */
+    jnode *nd = &d->nodes[cur];
+    uint32_t parent = nd->next;
+    nd->next = 0;
+    nd->len = (size_t)((const char *)(s + i + 1) - nd->p);
+    if (!store)
+        d->n = cur;   /* pop: it has no kept descendants */
+    cur = parent;
+    depth--;
+    i++;
+    goto after;
+}
+
+nomem:
+    msg = "out of memory";
+    goto fail;
+eof:
+    msg = "unexpected end of input";
+    i = len;
+fail:
+    d->n = 0;
+    if (err_off)
+        *err_off = i;
+    if (err_msg)
+        *err_msg = msg;
+    return -1;
+}
+
+int json_parse(jdoc *d, const uint8_t *buf, size_t len, uint32_t max_depth,
+               size_t *err_off, const char **err_msg)
+{
+    return parse(d, buf, len, max_depth, 1, err_off, err_msg);
+}
+
+PANTO_EXTERN(int) panto_json_validate(const uint8_t *buf, size_t len, uint32_t max_depth,
+                                      size_t *err_offset, const char **err_message)
+{
+    jdoc d = {0};
+    size_t off = 0;
+    const char *msg = NULL;
+    if (buf == NULL && len > 0) {
+        if (err_offset)
+            *err_offset = 0;
+        if (err_message)
+            *err_message = "NULL buffer";
+        return PANTO_ERROR;
+    }
+    int rc = parse(&d, buf, len, max_depth, 0, &off, &msg);
+    json_doc_free(&d);
+    if (rc != 0) {
+        if (err_offset)
+            *err_offset = off;
+        if (err_message)
+            *err_message = msg;
+        return PANTO_ERROR;
+    }
+    return PANTO_OK;
+}
+
+/* ------------------------------------------------------------ accessors */
+
+const jnode *json_first(const jdoc *d, const jnode *n)
+{
+    if (n == NULL || (n->type != JV_ARRAY && n->type != JV_OBJECT) || n->first == 0)
+        return NULL;
+    return &d->nodes[n->first];
+}
+
+const jnode *json_next(const jdoc *d, const jnode *n)
+{
+    if (n == NULL || n->next == 0)
+        return NULL;
+    return &d->nodes[n->next];
+}
+
+const jnode *json_at(const jdoc *d, const jnode *arr, size_t i)
+{
+    if (arr == NULL || arr->type != JV_ARRAY || i >= arr->count)
+        return NULL;
+    const jnode *c = json_first(d, arr);
+    while (c != NULL && i-- > 0)
+        c = json_next(d, c);
+    return c;
+}
+
+const jnode *json_get(const jdoc *d, const jnode *obj, const char *key)
+{
+    if (obj == NULL || obj->type != JV_OBJECT || key == NULL)
+        return NULL;
+    const jnode *found = NULL;
+    for (uint32_t k = obj->first; k != 0;) {
+        const jnode *kn = &d->nodes[k];
+        const jnode *vn = &d->nodes[kn->next];
+        if (json_string_eq(kn, key))
+            found = vn;   /* last duplicate wins */
+        k = vn->next;
+    }
+    return found;
+}
+
+static size_t utf8_put(uint32_t cp, uint8_t *o)
+{
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (uint8_t)(0xC0 | (cp >> 6));
+        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xE0 | (cp >> 12));
+        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (uint8_t)(0xF0 | (cp >> 18));
+    o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Decode the (validated) escape at s[*i] == '\\' into o; returns its size. */
+static size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
+{
+    uint8_t e = s[*i + 1];
+    *i += 2;
+    switch (e) {
+    case 'b': o[0] = '\b'; return 1;
+    case 'f': o[0] = '\f'; return 1;
+    case 'n': o[0] = '\n'; return 1;
+    case 'r': o[0] = '\r'; return 1;
+    case 't': o[0] = '\t'; return 1;
+    case 'u': {
+        uint32_t cp = (uint32_t)hex4(s + *i);
+        *i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+            uint32_t lo = (uint32_t)hex4(s + *i + 2);
+            *i += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        return utf8_put(cp, o);
+    }
+    default: o[0] = e; return 1;   /* '"', '\\', '/' */
+    }
+}
+
+int json_string(const jnode *n, parena *a, panto_str *out)
+{
+    if (n == NULL || n->type != JV_STRING)
+        return -1;
+    if (!n->escaped) {
+        out->ptr = n->p;
+        out->len = n->len;
+        return 0;
+    }
+    /* Unescaping never makes a string longer. */
+    uint8_t *dst = parena_alloc(a, n->len);
+    if (dst == NULL)
+        return -1;
+    const uint8_t *s = (const uint8_t *)n->p;
+    size_t i = 0, o = 0, len = n->len;
+    while (i < len) {
+        const uint8_t *bs = memchr(s + i, '\\', len - i);
+        size_t run = bs ? (size_t)(bs - (s + i)) : len - i;
+        memcpy(dst + o, s + i, run);
+        o += run;
+        i += run;
+        if (i < len)
+            o += unescape_one(s, &i, dst + o);
+    }
+    out->ptr = (const char *)dst;
+    out->len = o;
+    return 0;
+}
+
+int json_string_eq(const jnode *n, const char *str)
+{
+    if (n == NULL || n->type != JV_STRING || str == NULL)
+        return 0;
+    size_t sl = strlen(str);
+    if (!n->escaped)
+        return n->len == sl && memcmp(n->p, str, sl) == 0;
+    const uint8_t *s = (const uint8_t *)n->p;
+    const uint8_t *t = (const uint8_t *)str;
+    size_t i = 0, j = 0, len = n->len;
+    while (i < len) {
+        const uint8_t *bs = memchr(s + i, '\\', len - i);
+        size_t run = bs ? (size_t)(bs - (s + i)) : len - i;
+        if (run > sl - j || memcmp(s + i, t + j, run) != 0)
+            return 0;
+        i += run;
+        j += run;
+        if (i < len) {
+            uint8_t buf[4];
+            size_t k = unescape_one(s, &i, buf);
+            if (k > sl - j || memcmp(buf, t + j, k) != 0)
+                return 0;
+            j += k;
+        }
+    }
+    return j == sl;
+}
+
+int json_u64(const jnode *n, uint64_t *out)
+{
+    if (n == NULL || n->type != JV_NUMBER || n->len == 0)
+        return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n->len; i++) {
+        uint8_t c = (uint8_t)n->p[i];
+        if (c < '0' || c > '9')
+            return -1;   /* '-', '.', 'e': negative or not a plain integer */
+        unsigned dg = c - '0';
+        if (v > (UINT64_MAX - dg) / 10)
+            v = UINT64_MAX;
+        else
+            v = v * 10 + dg;
+    }
+    *out = v;
+    return 0;
+}
+
+int json_is_null(const jnode *n) { return n == NULL || n->type == JV_NULL; }

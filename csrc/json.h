@@ -1,0 +1,63 @@
+/* json.h -- a strict RFC 8259 reader written for the core.  It parses one
+ * JSON text into a flat array of nodes that borrow from the input; string
+ * values are unescaped on demand.  Everything the parser accepts has been
+ * fully validated (UTF-8, escapes, surrogate pairs, number grammar), so the
+ * accessors below never fail on content. */
+#ifndef PANTO_JSON_H
+#define PANTO_JSON_H
+
+#include "util.h"
+#include "../include/panto.h"
+
+enum { JV_NULL = 1, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT };
+
+typedef struct {
+    uint8_t type;       /* JV_* */
+    uint8_t escaped;    /* JV_STRING: the raw text contains a backslash */
+    uint32_t next;      /* index of the next sibling; 0 = none */
+    uint32_t first;     /* JV_ARRAY/JV_OBJECT: first child; 0 = none.
+                           An object's children alternate key, value. */
+    uint32_t count;     /* containers: number of elements / members */
+    const char *p;      /* JV_STRING: raw bytes between the quotes;
+                           JV_NUMBER: the number text; others: the text */
+    size_t len;
+} jnode;
+
+typedef struct {
+    jnode *nodes;       /* nodes[0] is the root */
+    size_t n;
+    size_t cap;
+} jdoc;
+
+void json_doc_free(jdoc *d);
+size_t json_doc_memory(const jdoc *d);
+
+/* Parse buf[0..len) as exactly one JSON text (surrounding whitespace
+ * allowed).  Reuses d's node storage.  Returns 0, or -1 with *err_off and
+ * *err_msg (a static string) set; err_msg "out of memory" when allocation
+ * failed, "nesting too deep" past max_depth. */
+int json_parse(jdoc *d, const uint8_t *buf, size_t len, uint32_t max_depth,
+               size_t *err_off, const char **err_msg);
+
+/* Member `key` of object `obj`, or NULL if obj is NULL, not an object, or
+ * lacks the key (keys compared after unescaping; last duplicate wins). */
+const jnode *json_get(const jdoc *d, const jnode *obj, const char *key);
+/* Element i of array `arr`, or NULL. */
+const jnode *json_at(const jdoc *d, const jnode *arr, size_t i);
+/* Child iteration: first child / next sibling, or NULL. */
+const jnode *json_first(const jdoc *d, const jnode *n);
+const jnode *json_next(const jdoc *d, const jnode *n);
+
+/* n is a string: store its unescaped value in *out, borrowing the input
+ * when it had no escapes, else written into arena a.  Returns 0, or -1 on
+ * out of memory or when n is not a string. */
+int json_string(const jnode *n, parena *a, panto_str *out);
+/* n is a string equal to the NUL-terminated s (after unescaping). */
+int json_string_eq(const jnode *n, const char *s);
+/* n is a non-negative integer number: its value, saturating at UINT64_MAX.
+ * Returns 0, or -1 if n is NULL, not a number or negative/fractional. */
+int json_u64(const jnode *n, uint64_t *out);
+/* n is NULL or JSON null. */
+int json_is_null(const jnode *n);
+
+#endif

@@ -1,0 +1,58 @@
+/* sse.h -- the WHATWG EventSource parser (HTML Living Standard, "Parsing an
+ * event stream"), sans-I/O.  It reads lines from a byte range owned by the
+ * caller and keeps only the event being built between calls. */
+#ifndef PANTO_SSE_H
+#define PANTO_SSE_H
+
+#include "util.h"
+
+typedef struct {
+    pbuf data;          /* data buffer of the event being built */
+    pbuf event;         /* event type buffer */
+    pbuf last_id;       /* last event ID buffer; persists across events */
+    int64_t retry;      /* reconnection time in ms, -1 until set */
+    size_t scanned;     /* bytes of the pending partial line already searched
+                           for a line end (avoids rescanning long lines) */
+    uint64_t line_no;   /* 1-based number of the next line, for messages */
+    size_t max_event_bytes;
+    int strict;         /* provider wires: unknown field names, and fields
+                           that are not UTF-8, are errors */
+    int skip_lf;        /* last line ended in CR: a leading LF is its tail */
+    int started;        /* past the optional BOM */
+} sse_parser;
+
+/* A dispatched event; pointers valid until the next sse_* call. */
+typedef struct {
+    const char *event;   /* "message" when no event field was given */
+    size_t event_len;
+    const char *data;
+    size_t data_len;
+    const char *id;
+    size_t id_len;
+    int64_t retry;
+} sse_event;
+
+enum { SSE_EVENT = 1, SSE_NEED_MORE = 2, SSE_ERROR = -1 };
+
+/* An error: a panto_error_code, and a message written into msg. */
+typedef struct {
+    int code;
+    char msg[256];
+} sse_error;
+
+void sse_init(sse_parser *p, size_t max_event_bytes, int strict);
+void sse_free(sse_parser *p);
+size_t sse_memory(const sse_parser *p);
+
+/* Parse lines from in[0..len).  Stores in *consumed how many bytes were
+ * used up (whole lines only; a partial last line stays with the caller, who
+ * passes it again, followed by more bytes, next time).  Returns SSE_EVENT
+ * with *ev filled when an event is dispatched, SSE_NEED_MORE when no
+ * complete line is left, or SSE_ERROR with *err filled (PANTO_ERR_LIMIT
+ * for a line or event over max_event_bytes, PANTO_ERR_BAD_SSE in strict
+ * mode).  At end of input the caller simply stops: per the standard, a
+ * partial line and an undispatched event are discarded. */
+int sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
+              sse_event *ev, sse_error *err);
+
+#endif

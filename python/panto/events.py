@@ -1,0 +1,158 @@
+"""Events of a decoded stream and of an agent turn.
+
+The first six mirror the C core's ``panto_event`` kinds; ``ToolCallStart``,
+``ToolResult`` and ``ProviderRetry`` come from the agent loop; ``SSEEvent`` from
+the raw ``sse`` wire.  All are frozen slotted dataclasses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Union
+
+from .conversation import Block, Message, ToolUse, Usage
+
+__all__ = [
+    "BlockKind",
+    "MessageStart",
+    "BlockStart",
+    "ToolDetails",
+    "ContentDelta",
+    "BlockComplete",
+    "MessageComplete",
+    "ToolCallStart",
+    "ToolResult",
+    "ProviderRetry",
+    "SSEEvent",
+    "Event",
+    "event_to_dict",
+]
+
+BlockKind = Literal["text", "thinking", "redacted_thinking", "tool_use"]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStart:
+    id: str
+    model: str
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class BlockStart:
+    index: int
+    kind: BlockKind
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDetails:
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ContentDelta:
+    """A piece of a block: text, thinking, or a raw JSON fragment of a tool
+    call's arguments (not valid JSON on its own)."""
+
+    index: int
+    kind: BlockKind
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class BlockComplete:
+    """A finished block, assembled by the core: ``Text``, ``Thinking`` (with
+    its signature), ``RedactedThinking`` or ``ToolUse``."""
+
+    index: int
+    block: Block
+
+
+@dataclass(frozen=True, slots=True)
+class MessageComplete:
+    """The assembled message.  ``final`` is True on the last event of a
+    stream or turn; between tool rounds of a turn it is False."""
+
+    message: Message
+    stop_reason: str
+    usage: Usage
+    final: bool = True
+    raw_stop_reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    call: ToolUse
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call: ToolUse
+    content: str
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderRetry:
+    """The request failed in a retryable way; panto waits ``delay`` seconds
+    and sends it again (``attempt`` counts from 1)."""
+
+    attempt: int
+    delay: float
+    reason: str
+    status: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    event: str
+    data: str
+    id: str
+    retry: int | None
+
+
+Event = Union[
+    MessageStart,
+    BlockStart,
+    ToolDetails,
+    ContentDelta,
+    BlockComplete,
+    MessageComplete,
+    ToolCallStart,
+    ToolResult,
+    ProviderRetry,
+    SSEEvent,
+]
+
+_TYPE_NAMES = {
+    MessageStart: "message_start",
+    BlockStart: "block_start",
+    ToolDetails: "tool_details",
+    ContentDelta: "content_delta",
+    BlockComplete: "block_complete",
+    MessageComplete: "message_complete",
+    ToolCallStart: "tool_call_start",
+    ToolResult: "tool_result",
+    ProviderRetry: "provider_retry",
+    SSEEvent: "sse",
+}
+
+
+def event_to_dict(ev: Event) -> dict[str, Any]:
+    """A JSON-ready dict: ``{"type": "content_delta", ...fields}``.  Used by
+    ``panto decode``, ``--output-format stream-json`` and the fixtures."""
+    from .conversation import block_to_dict
+
+    d: dict[str, Any] = {"type": _TYPE_NAMES[type(ev)]}
+    for name in ev.__slots__:  # type: ignore[union-attr]
+        value = getattr(ev, name)
+        if isinstance(value, Usage):
+            value = value.to_dict()
+        elif isinstance(value, Message):
+            value = value.to_dict()
+        elif isinstance(value, (ToolUse,)) or name == "block":
+            value = block_to_dict(value)
+        d[name] = value
+    return d
