@@ -237,8 +237,11 @@ int panto_stream_finish(panto_stream *s);
 /* Decode the next event.  Returns PANTO_EVENT and fills *ev; PANTO_NEED_MORE
  * when more input (or panto_stream_finish) is needed; PANTO_DONE once the
  * stream is over; PANTO_ERROR when it failed.  After an error every call
- * returns PANTO_ERROR with the same error.  Strings in *ev are borrowed: see
- * the conventions above. */
+ * returns PANTO_ERROR with the same error -- except that once the terminal
+ * event was delivered, panto_next_event keeps returning PANTO_DONE even if a
+ * later feed or finish fails.  If decoding one SSE event fails, none of the
+ * events it would have produced is delivered.  Strings in *ev are borrowed:
+ * see the conventions above. */
 int panto_next_event(panto_stream *s, panto_event *ev);
 
 /* Copy the stream's error into *out (code PANTO_ERR_NONE when there is

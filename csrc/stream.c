@@ -1,0 +1,798 @@
+/* stream.c -- the panto_stream state machine and the public functions of
+ * panto.h (except panto_json_validate, in json.c).  The raw SSE wire is
+ * decoded here; the provider wires live in wire_*.c. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stream.h"
+
+/* ---- layout expectations shared with the bindings (LP64 / LLP64) ---- */
+
+_Static_assert(sizeof(int) == 4, "int is 32 bits");
+_Static_assert(sizeof(panto_event_kind) == 4, "enums are int-sized");
+#if UINTPTR_MAX == 0xffffffffffffffffu && SIZE_MAX == 0xffffffffffffffffu
+_Static_assert(sizeof(panto_str) == 16, "panto_str is {ptr, len}");
+_Static_assert(offsetof(panto_str, len) == 8, "panto_str.len");
+_Static_assert(sizeof(panto_usage) == 40, "panto_usage is 5 x u64");
+_Static_assert(sizeof(panto_message_start) == 72, "panto_message_start");
+_Static_assert(sizeof(panto_block_start) == 8, "panto_block_start");
+_Static_assert(sizeof(panto_tool_details) == 40, "panto_tool_details");
+_Static_assert(sizeof(panto_content_delta) == 24, "panto_content_delta");
+_Static_assert(offsetof(panto_content_delta, text) == 8, "content_delta.text");
+_Static_assert(sizeof(panto_block_complete) == 72, "panto_block_complete");
+_Static_assert(offsetof(panto_block_complete, tool_name) == 56, "block_complete.tool_name");
+_Static_assert(sizeof(panto_message_complete) == 64, "panto_message_complete");
+_Static_assert(offsetof(panto_message_complete, usage) == 24, "message_complete.usage");
+_Static_assert(sizeof(panto_sse_event) == 56, "panto_sse_event");
+_Static_assert(offsetof(panto_sse_event, retry) == 48, "sse_event.retry");
+_Static_assert(offsetof(panto_event, u) == 8, "panto_event.u");
+_Static_assert(sizeof(panto_event) == 80, "panto_event");
+_Static_assert(sizeof(panto_error) == 48, "panto_error");
+_Static_assert(offsetof(panto_error, retryable) == 40, "panto_error.retryable");
+_Static_assert(sizeof(panto_stream_options) == 32, "panto_stream_options");
+_Static_assert(offsetof(panto_stream_options, max_json_depth) == 24, "options.max_json_depth");
+#endif
+
+#define PT_KEEP_CAP ((size_t)64 << 10) /* recycled slot buffers kept up to this */
+
+static const uint8_t pt_empty[1] = {0};
+
+/* ---- small helpers ---- */
+
+panto_str pt_mkstr(const void *p, size_t len) {
+    panto_str s;
+    s.ptr = (len && p) ? (const char *)p : "";
+    s.len = (len && p) ? len : 0;
+    return s;
+}
+
+int pt_eq(panto_str a, const char *lit) {
+    size_t n = strlen(lit);
+    return a.len == n && memcmp(a.ptr, lit, n) == 0;
+}
+
+static void err_set_static(panto_stream *s, panto_error_code code, const char *msg) {
+    s->err_code = code;
+    pbuf_clear(&s->err_msg);
+    if (pbuf_append(&s->err_msg, msg, strlen(msg), SIZE_MAX) != PU_OK) {
+        pbuf_free(&s->err_msg);
+        s->err_code = PANTO_ERR_NO_MEMORY;
+    }
+}
+
+static int pt_vfail(panto_stream *s, panto_error_code code, const char *prefix,
+                    const char *fmt, va_list ap) {
+    if (s->err_code != PANTO_ERR_NONE)
+        return -1; /* the first error wins */
+    char small[512];
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) {
+        err_set_static(s, code, "error (message could not be formatted)");
+        return -1;
+    }
+    size_t plen = prefix ? strlen(prefix) : 0;
+    s->err_code = code;
+    pbuf_clear(&s->err_msg);
+    if (pbuf_reserve(&s->err_msg, plen + (size_t)n + 1, SIZE_MAX) != PU_OK) {
+        pbuf_free(&s->err_msg); /* panto_stream_error falls back to the code's name */
+        return -1;
+    }
+    if (plen)
+        memcpy(s->err_msg.p, prefix, plen);
+    if ((size_t)n < sizeof small)
+        memcpy(s->err_msg.p + plen, small, (size_t)n + 1);
+    else
+        vsnprintf((char *)s->err_msg.p + plen, (size_t)n + 1, fmt, ap);
+    s->err_msg.len = plen + (size_t)n;
+    return -1;
+}
+
+int pt_fail(panto_stream *s, panto_error_code code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pt_vfail(s, code, NULL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int pt_protocol(panto_stream *s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    pt_vfail(s, PANTO_ERR_PROTOCOL, "protocol violation: ", fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int pt_nomem(panto_stream *s) {
+    if (s->err_code == PANTO_ERR_NONE)
+        err_set_static(s, PANTO_ERR_NO_MEMORY, "out of memory");
+    return -1;
+}
+
+int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
+                      int retryable) {
+    if (s->err_code != PANTO_ERR_NONE)
+        return -1;
+    s->err_code = PANTO_ERR_PROVIDER;
+    s->err_retryable = retryable ? 1 : 0;
+    pbuf_clear(&s->err_msg);
+    pbuf_clear(&s->err_type);
+    if (message.len == 0)
+        message = pt_mkstr("provider error", 14);
+    if (pbuf_append(&s->err_msg, message.ptr, message.len, SIZE_MAX) != PU_OK ||
+        pbuf_append(&s->err_type, type.ptr, type.len, SIZE_MAX) != PU_OK) {
+        pbuf_free(&s->err_type);
+        s->err_code = PANTO_ERR_NONE;
+        return pt_nomem(s);
+    }
+    return -1;
+}
+
+/* ---- the event queue ---- */
+
+panto_event *pt_push(panto_stream *s, panto_event_kind kind) {
+    if (s->q_head + s->q_len == s->q_cap) {
+        size_t ncap = s->q_cap ? s->q_cap * 2 : 16;
+        panto_event *nq = realloc(s->q, ncap * sizeof *nq);
+        if (!nq) {
+            pt_nomem(s);
+            return NULL;
+        }
+        s->q = nq;
+        s->q_cap = ncap;
+    }
+    panto_event *ev = &s->q[s->q_head + s->q_len++];
+    memset(ev, 0, sizeof *ev);
+    ev->kind = kind;
+    return ev;
+}
+
+/* ---- JSON ---- */
+
+const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
+    size_t off = 0;
+    const char *msg = NULL;
+    if (json_parse(&s->doc, (const uint8_t *)ev->data, ev->data_len,
+                   s->opt.max_json_depth, &off, &msg) != 0) {
+        if (msg && strcmp(msg, "out of memory") == 0) {
+            pt_nomem(s);
+        } else if (msg && strcmp(msg, "nesting too deep") == 0) {
+            pt_fail(s, PANTO_ERR_LIMIT,
+                    "JSON in event %llu (line %llu) nested deeper than max_json_depth (%u) at byte %zu",
+                    (unsigned long long)s->n_events, (unsigned long long)s->ev_line,
+                    (unsigned)s->opt.max_json_depth, off);
+        } else {
+            pt_fail(s, PANTO_ERR_BAD_JSON, "bad JSON in event %llu (line %llu) at byte %zu: %s",
+                    (unsigned long long)s->n_events, (unsigned long long)s->ev_line, off,
+                    msg ? msg : "invalid JSON");
+        }
+        return NULL;
+    }
+    return &s->doc.nodes[0];
+}
+
+int pt_str(panto_stream *s, const jnode *n, panto_str *out) {
+    if (json_string(n, &s->arena, out) != 0)
+        return pt_nomem(s);
+    *out = pt_mkstr(out->ptr, out->len);
+    return 0;
+}
+
+int pt_members(panto_stream *s, const jnode *obj, const pt_name *names, size_t n,
+               const jnode **out) {
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    if (!obj || obj->type != JV_OBJECT)
+        return 0;
+    const jdoc *d = &s->doc;
+    for (const jnode *k = json_first(d, obj); k;) {
+        const jnode *v = json_next(d, k);
+        if (!v)
+            break;
+        const char *kp = k->p;
+        size_t kl = k->len;
+        if (k->escaped) {
+            panto_str ks;
+            if (json_string(k, &s->arena, &ks) != 0)
+                return pt_nomem(s);
+            kp = ks.ptr;
+            kl = ks.len;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (names[i].n == kl && (kl == 0 || (kp[0] == names[i].s[0] &&
+                                                 memcmp(kp, names[i].s, kl) == 0))) {
+                out[i] = v;
+                break;
+            }
+        }
+        k = json_next(d, v);
+    }
+    return 0;
+}
+
+/* ---- keys ---- */
+
+pt_key *pt_key_find(panto_stream *s, uint64_t key) {
+    size_t lo = 0, hi = s->n_keys;
+    if (hi && s->keys[hi - 1].key == key) /* the common case: the newest */
+        return &s->keys[hi - 1];
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->keys[mid].key < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < s->n_keys && s->keys[lo].key == key)
+        return &s->keys[lo];
+    return NULL;
+}
+
+pt_key *pt_key_add(panto_stream *s, uint64_t key, uint32_t state) {
+    if (s->n_keys == s->cap_keys) {
+        size_t ncap = s->cap_keys ? s->cap_keys * 2 : 16;
+        pt_key *nk = realloc(s->keys, ncap * sizeof *nk);
+        if (!nk) {
+            pt_nomem(s);
+            return NULL;
+        }
+        s->keys = nk;
+        s->cap_keys = ncap;
+    }
+    size_t pos = s->n_keys;
+    while (pos > 0 && s->keys[pos - 1].key > key)
+        pos--;
+    if (pos < s->n_keys)
+        memmove(&s->keys[pos + 1], &s->keys[pos], (s->n_keys - pos) * sizeof *s->keys);
+    s->n_keys++;
+    s->keys[pos].key = key;
+    s->keys[pos].slot = 0;
+    s->keys[pos].state = state;
+    return &s->keys[pos];
+}
+
+/* ---- blocks ---- */
+
+static void slot_recycle_buf(pbuf *b) {
+    if (b->cap > PT_KEEP_CAP)
+        pbuf_free(b);
+    else
+        pbuf_clear(b);
+}
+
+static void slot_recycle(pt_slot *sl) {
+    slot_recycle_buf(&sl->text);
+    slot_recycle_buf(&sl->sig);
+    slot_recycle_buf(&sl->tool_id);
+    slot_recycle_buf(&sl->tool_name);
+    sl->state = PT_SLOT_FREE;
+    sl->keyed = 0;
+}
+
+/* Called only when the queue is empty: no delivered event still needs the
+ * buffers of completed blocks. */
+static void recycle_retired(panto_stream *s) {
+    if (!s->n_retired)
+        return;
+    for (size_t i = 0; i < s->n_slots; i++)
+        if (s->slots[i].state == PT_SLOT_RETIRED)
+            slot_recycle(&s->slots[i]);
+    s->n_retired = 0;
+}
+
+static int slot_alloc(panto_stream *s) {
+    for (size_t i = 0; i < s->n_slots; i++)
+        if (s->slots[i].state == PT_SLOT_FREE)
+            return (int)i;
+    if (s->n_slots == s->cap_slots) {
+        size_t ncap = s->cap_slots ? s->cap_slots * 2 : 4;
+        if (ncap > (size_t)0x7fffffff)
+            return pt_nomem(s);
+        pt_slot *ns = realloc(s->slots, ncap * sizeof *ns);
+        if (!ns)
+            return pt_nomem(s);
+        s->slots = ns;
+        s->cap_slots = ncap;
+    }
+    memset(&s->slots[s->n_slots], 0, sizeof *s->slots);
+    return (int)s->n_slots++;
+}
+
+static int block_limit(panto_stream *s, uint32_t index, const char *what) {
+    return pt_fail(s, PANTO_ERR_LIMIT, "block %u %s exceeds max_block_bytes (%zu bytes)",
+                   (unsigned)index, what, s->opt.max_block_bytes);
+}
+
+int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t n) {
+    if (n == 0)
+        return 0;
+    int r = pbuf_append(what, p, n, s->opt.max_block_bytes);
+    if (r == PU_OK)
+        return 0;
+    if (r == PU_LIMIT)
+        return block_limit(s, s->slots[slot].index,
+                           what == &s->slots[slot].sig ? "signature" : "content");
+    return pt_nomem(s);
+}
+
+int pt_block_open(panto_stream *s, panto_block_kind kind, uint64_t key,
+                  panto_str tool_id, panto_str tool_name) {
+    int si = slot_alloc(s);
+    if (si < 0)
+        return -1;
+    pt_slot *sl = &s->slots[si];
+    sl->state = PT_SLOT_OPEN;
+    sl->kind = kind;
+    sl->index = s->n_blocks++;
+    sl->key = key;
+    sl->keyed = 0;
+    panto_event *ev = pt_push(s, PANTO_EV_BLOCK_START);
+    if (!ev)
+        return -1;
+    ev->u.block_start.index = sl->index;
+    ev->u.block_start.block_kind = kind;
+    if (kind == PANTO_BLOCK_TOOL_USE) {
+        if (pbuf_append(&sl->tool_id, tool_id.ptr, tool_id.len, s->opt.max_block_bytes) != PU_OK ||
+            pbuf_append(&sl->tool_name, tool_name.ptr, tool_name.len, s->opt.max_block_bytes) != PU_OK) {
+            if (tool_id.len > s->opt.max_block_bytes || tool_name.len > s->opt.max_block_bytes)
+                return block_limit(s, sl->index, "tool id or name");
+            return pt_nomem(s);
+        }
+        ev = pt_push(s, PANTO_EV_TOOL_DETAILS);
+        if (!ev)
+            return -1;
+        sl = &s->slots[si];
+        ev->u.tool_details.index = sl->index;
+        ev->u.tool_details.id = pt_mkstr(sl->tool_id.p, sl->tool_id.len);
+        ev->u.tool_details.name = pt_mkstr(sl->tool_name.p, sl->tool_name.len);
+    }
+    return si;
+}
+
+int pt_block_delta(panto_stream *s, int slot, panto_str text) {
+    if (text.len == 0)
+        return 0;
+    pt_slot *sl = &s->slots[slot];
+    if (pt_block_append(s, slot, &sl->text, text.ptr, text.len) != 0)
+        return -1;
+    panto_event *ev = pt_push(s, PANTO_EV_CONTENT_DELTA);
+    if (!ev)
+        return -1;
+    sl = &s->slots[slot];
+    ev->u.content_delta.index = sl->index;
+    ev->u.content_delta.block_kind = sl->kind;
+    ev->u.content_delta.text = text;
+    return 0;
+}
+
+int pt_block_complete(panto_stream *s, int slot) {
+    panto_event *ev = pt_push(s, PANTO_EV_BLOCK_COMPLETE);
+    if (!ev)
+        return -1;
+    pt_slot *sl = &s->slots[slot];
+    panto_block_complete *bc = &ev->u.block_complete;
+    bc->index = sl->index;
+    bc->block_kind = sl->kind;
+    if (sl->kind == PANTO_BLOCK_TOOL_USE && sl->text.len == 0)
+        bc->text = pt_mkstr("{}", 2);
+    else
+        bc->text = pt_mkstr(sl->text.p, sl->text.len);
+    bc->signature = pt_mkstr(sl->sig.p, sl->sig.len);
+    bc->tool_id = pt_mkstr(sl->tool_id.p, sl->tool_id.len);
+    bc->tool_name = pt_mkstr(sl->tool_name.p, sl->tool_name.len);
+    if (sl->keyed) {
+        pt_key *k = pt_key_find(s, sl->key);
+        if (k)
+            k->state = PT_KEY_CLOSED;
+    }
+    if ((int)slot == s->tt_slot)
+        s->tt_slot = -1;
+    if ((int)slot == s->last_tool_slot)
+        s->last_tool_slot = -1;
+    sl->state = PT_SLOT_RETIRED;
+    s->n_retired++;
+    return 0;
+}
+
+int pt_complete_all(panto_stream *s) {
+    for (;;) {
+        int best = -1;
+        for (size_t i = 0; i < s->n_slots; i++)
+            if (s->slots[i].state == PT_SLOT_OPEN &&
+                (best < 0 || s->slots[i].index < s->slots[best].index))
+                best = (int)i;
+        if (best < 0)
+            return 0;
+        if (pt_block_complete(s, best) != 0)
+            return -1;
+    }
+}
+
+/* ---- message events ---- */
+
+int pt_message_start(panto_stream *s, panto_str id, panto_str model) {
+    panto_event *ev = pt_push(s, PANTO_EV_MESSAGE_START);
+    if (!ev)
+        return -1;
+    ev->u.message_start.id = pt_mkstr(id.ptr, id.len);
+    ev->u.message_start.model = pt_mkstr(model.ptr, model.len);
+    ev->u.message_start.usage = s->usage;
+    s->started = 1;
+    return 0;
+}
+
+int pt_message_complete(panto_stream *s) {
+    panto_event *ev = pt_push(s, PANTO_EV_MESSAGE_COMPLETE);
+    if (!ev)
+        return -1;
+    ev->u.message_complete.stop_reason = s->stop ? s->stop : PANTO_STOP_OTHER;
+    ev->u.message_complete.raw_stop_reason = pt_mkstr(s->stop_raw.p, s->stop_raw.len);
+    ev->u.message_complete.usage = s->usage;
+    s->terminal = 1;
+    return 0;
+}
+
+int pt_set_stop_raw(panto_stream *s, panto_str raw) {
+    pbuf_clear(&s->stop_raw);
+    if (pbuf_append(&s->stop_raw, raw.ptr, raw.len, s->opt.max_event_bytes) != PU_OK)
+        return pt_nomem(s);
+    return 0;
+}
+
+/* ---- the raw SSE wire ---- */
+
+static int sse_wire_event(panto_stream *s, const sse_event *se) {
+    panto_event *ev = pt_push(s, PANTO_EV_SSE);
+    if (!ev)
+        return -1;
+    ev->u.sse.event = pt_mkstr(se->event, se->event_len);
+    ev->u.sse.data = pt_mkstr(se->data, se->data_len);
+    ev->u.sse.id = pt_mkstr(se->id, se->id_len);
+    ev->u.sse.retry = se->retry;
+    return 0;
+}
+
+static int dispatch(panto_stream *s, const sse_event *se) {
+    switch (s->wire) {
+    case PANTO_WIRE_OPENAI_CHAT:
+        return pt_openai_event(s, se);
+    case PANTO_WIRE_ANTHROPIC_MESSAGES:
+        return pt_anthropic_event(s, se);
+    default:
+        return sse_wire_event(s, se);
+    }
+}
+
+/* ---- public API ---- */
+
+PANTO_EXTERN(int) panto_abi_version(void) { return PANTO_ABI_VERSION; }
+
+PANTO_EXTERN(const char *) panto_version(void) { return "0.1.0"; }
+
+PANTO_EXTERN(void) panto_stream_options_init(panto_stream_options *opts) {
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof *opts);
+    opts->max_event_bytes = PT_DEFAULT_MAX_EVENT;
+    opts->max_block_bytes = PT_DEFAULT_MAX_BLOCK;
+    opts->max_buffer_bytes = PT_DEFAULT_MAX_BUFFER;
+    opts->max_json_depth = PT_DEFAULT_JSON_DEPTH;
+}
+
+PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
+                                   panto_stream **out) {
+    if (!out)
+        return PANTO_ERROR;
+    *out = NULL;
+    if (wire != PANTO_WIRE_SSE && wire != PANTO_WIRE_OPENAI_CHAT &&
+        wire != PANTO_WIRE_ANTHROPIC_MESSAGES)
+        return PANTO_ERROR;
+    panto_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return PANTO_ERROR;
+    s->wire = wire;
+    panto_stream_options_init(&s->opt);
+    if (opts) {
+        if (opts->max_event_bytes)
+            s->opt.max_event_bytes = opts->max_event_bytes;
+        if (opts->max_block_bytes)
+            s->opt.max_block_bytes = opts->max_block_bytes;
+        if (opts->max_buffer_bytes)
+            s->opt.max_buffer_bytes = opts->max_buffer_bytes;
+        if (opts->max_json_depth)
+            s->opt.max_json_depth = opts->max_json_depth;
+    }
+    sse_init(&s->sse, s->opt.max_event_bytes, wire != PANTO_WIRE_SSE);
+    s->tt_slot = -1;
+    s->last_tool_slot = -1;
+    *out = s;
+    return PANTO_OK;
+}
+
+PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
+    if (!s)
+        return;
+    pbuf_free(&s->in);
+    sse_free(&s->sse);
+    json_doc_free(&s->doc);
+    parena_free(&s->arena);
+    free(s->q);
+    for (size_t i = 0; i < s->n_slots; i++) {
+        pbuf_free(&s->slots[i].text);
+        pbuf_free(&s->slots[i].sig);
+        pbuf_free(&s->slots[i].tool_id);
+        pbuf_free(&s->slots[i].tool_name);
+    }
+    free(s->slots);
+    free(s->keys);
+    pbuf_free(&s->stop_raw);
+    pbuf_free(&s->err_msg);
+    pbuf_free(&s->err_type);
+    free(s);
+}
+
+PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t len) {
+    if (!s)
+        return PANTO_ERROR;
+    if (s->err_code != PANTO_ERR_NONE)
+        return PANTO_ERROR;
+    if (s->eof) {
+        pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_stream_feed called after panto_stream_finish");
+        return PANTO_ERROR;
+    }
+    if (len == 0)
+        return PANTO_OK;
+    if (!buf) {
+        pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_stream_feed: buf is NULL but len is %zu", len);
+        return PANTO_ERROR;
+    }
+    size_t pending = s->in.len - s->in_off;
+    if (len > s->opt.max_buffer_bytes || pending > s->opt.max_buffer_bytes - len) {
+        pt_fail(s, PANTO_ERR_LIMIT,
+                "undecoded input would exceed max_buffer_bytes (%zu bytes): %zu buffered + %zu fed",
+                s->opt.max_buffer_bytes, pending, len);
+        return PANTO_ERROR;
+    }
+    /* Compact: drop the decoded prefix once it is at least as large as what
+     * remains, so every byte is moved O(1) times on average. */
+    if (s->in_off == s->in.len) {
+        pbuf_clear(&s->in);
+        s->in_off = 0;
+    } else if (s->in_off > 0 && s->in_off >= pending) {
+        pbuf_consume(&s->in, s->in_off);
+        s->in_off = 0;
+    }
+    if (pbuf_append(&s->in, buf, len, SIZE_MAX) != PU_OK) {
+        pt_nomem(s);
+        return PANTO_ERROR;
+    }
+    return PANTO_OK;
+}
+
+/* Run the SSE parser over the undecoded input. */
+static int parse_next(panto_stream *s, sse_event *se) {
+    size_t used = 0;
+    sse_error serr;
+    const uint8_t *p = s->in.p ? s->in.p + s->in_off : pt_empty;
+    size_t n = s->in.len - s->in_off;
+    serr.code = 0;
+    serr.msg[0] = 0;
+    int r = sse_parse(&s->sse, p, n, &used, se, &serr);
+    if (used > n)
+        used = n;
+    s->in_off += used;
+    if (r == SSE_ERROR) {
+        serr.msg[sizeof serr.msg - 1] = 0;
+        int code = serr.code > 0 && serr.code <= PANTO_ERR_NO_MEMORY ? serr.code : PANTO_ERR_BAD_SSE;
+        pt_fail(s, (panto_error_code)code, "%s", serr.msg[0] ? serr.msg : "bad event stream");
+        return SSE_ERROR;
+    }
+    if (r == SSE_EVENT) {
+        s->n_events++;
+        s->ev_line = s->sse.line_no > 2 ? s->sse.line_no - 2 : 1;
+    }
+    return r;
+}
+
+static const char *terminal_name(const panto_stream *s) {
+    return s->wire == PANTO_WIRE_OPENAI_CHAT ? "[DONE]" : "message_stop";
+}
+
+PANTO_EXTERN(int) panto_stream_finish(panto_stream *s) {
+    if (!s)
+        return PANTO_ERROR;
+    if (s->err_code != PANTO_ERR_NONE)
+        return PANTO_ERROR;
+    if (s->eof)
+        return PANTO_OK;
+    s->eof = 1;
+    if (s->wire != PANTO_WIRE_SSE && s->terminal && s->q_len == 0) {
+        /* The terminal was delivered: what follows may hold comments and
+         * blank lines, but no further event. */
+        parena_reset(&s->arena);
+        for (;;) {
+            sse_event se;
+            int r = parse_next(s, &se);
+            if (r == SSE_ERROR)
+                return PANTO_ERROR;
+            if (r == SSE_NEED_MORE)
+                break;
+            pt_protocol(s, "event after %s (event %llu, line %llu)", terminal_name(s),
+                        (unsigned long long)s->n_events, (unsigned long long)s->ev_line);
+            return PANTO_ERROR;
+        }
+    }
+    return PANTO_OK;
+}
+
+static int pop(panto_stream *s, panto_event *ev) {
+    *ev = s->q[s->q_head++];
+    if (--s->q_len == 0)
+        s->q_head = 0;
+    return PANTO_EVENT;
+}
+
+PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
+    if (!s)
+        return PANTO_ERROR;
+    /* The terminal invariant outranks later errors: once MESSAGE_COMPLETE
+     * was delivered, next_event says DONE forever (an event after it is
+     * reported by panto_stream_finish and panto_stream_error). */
+    if (s->terminal && s->q_len == 0)
+        return PANTO_DONE;
+    if (s->err_code != PANTO_ERR_NONE)
+        return PANTO_ERROR;
+    if (!ev) {
+        pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_next_event: ev is NULL");
+        return PANTO_ERROR;
+    }
+    if (s->q_len)
+        return pop(s, ev);
+    if (s->done)
+        return PANTO_DONE;
+    recycle_retired(s);
+    for (;;) {
+        sse_event se;
+        parena_reset(&s->arena);
+        int r = parse_next(s, &se);
+        if (r == SSE_ERROR)
+            return PANTO_ERROR;
+        if (r == SSE_NEED_MORE) {
+            if (!s->eof)
+                return PANTO_NEED_MORE;
+            if (s->wire == PANTO_WIRE_SSE) {
+                s->done = 1;
+                return PANTO_DONE;
+            }
+            size_t partial = s->in.len - s->in_off;
+            const char *more = "";
+            char extra[160];
+            extra[0] = 0;
+            if (partial)
+                snprintf(extra, sizeof extra, "; %zu bytes of an unterminated line discarded", partial);
+            else if (s->sse.data.len)
+                more = "; an event without its closing blank line was discarded";
+            pt_fail(s, PANTO_ERR_TRUNCATED, "stream ended before %s (after %llu events)%s%s",
+                    terminal_name(s), (unsigned long long)s->n_events, extra, more);
+            return PANTO_ERROR;
+        }
+        if (dispatch(s, &se) != 0) {
+            if (s->err_code == PANTO_ERR_NONE)
+                pt_nomem(s);
+            /* An SSE event that fails delivers nothing, not even the
+             * events it queued before the failure. */
+            s->q_len = 0;
+            s->q_head = 0;
+            s->terminal = 0;
+            return PANTO_ERROR;
+        }
+        if (s->q_len)
+            return pop(s, ev);
+    }
+}
+
+PANTO_EXTERN(int) panto_stream_error(const panto_stream *s, panto_error *out) {
+    if (!s || !out)
+        return PANTO_ERROR;
+    memset(out, 0, sizeof *out);
+    out->code = s->err_code;
+    if (s->err_code != PANTO_ERR_NONE) {
+        if (s->err_msg.len)
+            out->message = pt_mkstr(s->err_msg.p, s->err_msg.len);
+        else {
+            const char *nm = panto_error_code_name(s->err_code);
+            out->message = pt_mkstr(nm, strlen(nm));
+        }
+    } else {
+        out->message = pt_mkstr(NULL, 0);
+    }
+    out->provider_type = pt_mkstr(s->err_type.p, s->err_type.len);
+    out->retryable = s->err_retryable;
+    return PANTO_OK;
+}
+
+PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
+    if (!s)
+        return 0;
+    size_t m = sizeof *s;
+    m += s->in.cap;
+    m += sse_memory(&s->sse);
+    m += json_doc_memory(&s->doc);
+    m += s->arena.bytes;
+    m += s->q_cap * sizeof *s->q;
+    m += s->cap_slots * sizeof *s->slots;
+    for (size_t i = 0; i < s->n_slots; i++)
+        m += s->slots[i].text.cap + s->slots[i].sig.cap + s->slots[i].tool_id.cap +
+             s->slots[i].tool_name.cap;
+    m += s->cap_keys * sizeof *s->keys;
+    m += s->stop_raw.cap + s->err_msg.cap + s->err_type.cap;
+    return m;
+}
+
+/* ---- names ---- */
+
+PANTO_EXTERN(const char *) panto_wire_name(int wire) {
+    switch (wire) {
+    case PANTO_WIRE_SSE: return "sse";
+    case PANTO_WIRE_OPENAI_CHAT: return "openai-chat";
+    case PANTO_WIRE_ANTHROPIC_MESSAGES: return "anthropic-messages";
+    default: return "unknown";
+    }
+}
+
+PANTO_EXTERN(const char *) panto_event_kind_name(int kind) {
+    switch (kind) {
+    case PANTO_EV_MESSAGE_START: return "message_start";
+    case PANTO_EV_BLOCK_START: return "block_start";
+    case PANTO_EV_TOOL_DETAILS: return "tool_details";
+    case PANTO_EV_CONTENT_DELTA: return "content_delta";
+    case PANTO_EV_BLOCK_COMPLETE: return "block_complete";
+    case PANTO_EV_MESSAGE_COMPLETE: return "message_complete";
+    case PANTO_EV_SSE: return "sse";
+    default: return "unknown";
+    }
+}
+
+PANTO_EXTERN(const char *) panto_block_kind_name(int kind) {
+    switch (kind) {
+    case PANTO_BLOCK_TEXT: return "text";
+    case PANTO_BLOCK_THINKING: return "thinking";
+    case PANTO_BLOCK_REDACTED_THINKING: return "redacted_thinking";
+    case PANTO_BLOCK_TOOL_USE: return "tool_use";
+    default: return "unknown";
+    }
+}
+
+PANTO_EXTERN(const char *) panto_stop_reason_name(int reason) {
+    switch (reason) {
+    case PANTO_STOP_STOP: return "stop";
+    case PANTO_STOP_TOOL_USE: return "tool_use";
+    case PANTO_STOP_LENGTH: return "length";
+    case PANTO_STOP_REFUSAL: return "refusal";
+    case PANTO_STOP_PAUSE: return "pause";
+    case PANTO_STOP_ERROR: return "error";
+    case PANTO_STOP_OTHER: return "other";
+    default: return "unknown";
+    }
+}
+
+PANTO_EXTERN(const char *) panto_error_code_name(int code) {
+    switch (code) {
+    case PANTO_ERR_NONE: return "none";
+    case PANTO_ERR_BAD_SSE: return "bad_sse";
+    case PANTO_ERR_BAD_JSON: return "bad_json";
+    case PANTO_ERR_PROTOCOL: return "protocol";
+    case PANTO_ERR_PROVIDER: return "provider";
+    case PANTO_ERR_TRUNCATED: return "truncated";
+    case PANTO_ERR_LIMIT: return "limit";
+    case PANTO_ERR_INVALID_ARGUMENT: return "invalid_argument";
+    case PANTO_ERR_NO_MEMORY: return "no_memory";
+    default: return "unknown";
+    }
+}

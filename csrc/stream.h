@@ -1,0 +1,179 @@
+/* stream.h -- internals of panto_stream shared by stream.c and the wire
+ * decoders (wire_openai_chat.c, wire_anthropic.c).  Not part of the ABI.
+ *
+ * Lifetime rule: strings in a delivered event stay valid until the next call
+ * on the stream.  The stream only decodes the next SSE event once its event
+ * queue is empty, and only then resets the arena and recycles the buffers of
+ * completed ("retired") blocks.  Event strings point into the SSE parser's
+ * data buffer, the arena, or block accumulators -- all untouched while the
+ * queue holds events. */
+#ifndef PANTO_STREAM_H
+#define PANTO_STREAM_H
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "../include/panto.h"
+#include "json.h"
+#include "sse.h"
+#include "util.h"
+
+/* Defaults for panto_stream_options fields left zero. */
+#define PT_DEFAULT_MAX_EVENT  ((size_t)8 << 20)
+#define PT_DEFAULT_MAX_BLOCK  ((size_t)64 << 20)
+#define PT_DEFAULT_MAX_BUFFER ((size_t)64 << 20)
+#define PT_DEFAULT_JSON_DEPTH 128u
+
+/* A block slot: the accumulators of one open (or just completed) block. */
+enum { PT_SLOT_FREE = 0, PT_SLOT_OPEN = 1, PT_SLOT_RETIRED = 2 };
+
+typedef struct {
+    uint8_t state;              /* PT_SLOT_* */
+    uint8_t keyed;              /* key is in the key map */
+    panto_block_kind kind;
+    uint32_t index;             /* panto's block index */
+    uint64_t key;               /* the wire's key for the block */
+    pbuf text;                  /* text / thinking / redacted data / tool JSON */
+    pbuf sig;                   /* thinking signature */
+    pbuf tool_id;
+    pbuf tool_name;
+} pt_slot;
+
+/* The map from a wire key (Anthropic content index, OpenAI tool call index)
+ * to a block; kept sorted by key (keys usually arrive in increasing order,
+ * so inserting is an append). */
+enum { PT_KEY_OPEN = 1, PT_KEY_CLOSED = 2, PT_KEY_SKIPPED = 3 };
+
+typedef struct {
+    uint64_t key;
+    uint32_t slot;              /* PT_KEY_OPEN: index into slots */
+    uint32_t state;             /* PT_KEY_* */
+} pt_key;
+
+struct panto_stream {
+    int wire;                   /* panto_wire */
+    panto_stream_options opt;   /* with defaults filled in */
+
+    /* input: in.p[in_off .. in.len) is fed but not yet decoded */
+    pbuf in;
+    size_t in_off;
+
+    sse_parser sse;
+    jdoc doc;
+    parena arena;               /* event strings; reset when the queue drains */
+
+    /* FIFO of decoded, undelivered events */
+    panto_event *q;
+    size_t q_head, q_len, q_cap;
+
+    /* blocks */
+    pt_slot *slots;
+    size_t n_slots, cap_slots;
+    pt_key *keys;
+    size_t n_keys, cap_keys;
+    uint32_t n_blocks;          /* next panto block index */
+    int n_retired;              /* slots in PT_SLOT_RETIRED */
+
+    /* message state */
+    panto_usage usage;
+    pbuf stop_raw;              /* the wire's stop reason string */
+    panto_stop_reason stop;     /* 0 until one is known */
+    uint64_t n_events;          /* SSE events dispatched so far */
+    uint64_t ev_line;           /* line number of the current event (approx.) */
+
+    /* wire-specific state */
+    int started;                /* MESSAGE_START emitted */
+    int tt_slot;                /* OpenAI: open text/thinking slot, -1 none */
+    int refusal_seen;           /* OpenAI: delta.refusal text seen */
+    uint64_t synth_key;         /* OpenAI: keys for tool calls without index */
+    int last_tool_slot;         /* OpenAI: the most recent tool call slot */
+
+    /* flags */
+    int eof;                    /* panto_stream_finish called */
+    int terminal;               /* terminal event decoded (queued or delivered) */
+    int done;                   /* raw wire: drained after eof */
+
+    /* error state: sticky */
+    panto_error_code err_code;
+    pbuf err_msg;
+    pbuf err_type;
+    int err_retryable;
+};
+
+/* ---- helpers for the wire decoders (stream.c) ---- */
+
+/* Record a sticky error; message formatted printf-style.  Returns -1. */
+int pt_fail(panto_stream *s, panto_error_code code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* A protocol violation: message prefixed "protocol violation: ". */
+int pt_protocol(panto_stream *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* A provider error object (type may be empty). Returns -1. */
+int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
+                      int retryable);
+
+/* Append a zeroed event of `kind` to the queue; NULL (error set) on OOM. */
+panto_event *pt_push(panto_stream *s, panto_event_kind kind);
+
+/* Parse the data of SSE event `ev` as JSON; NULL with error set on failure. */
+const jnode *pt_parse_json(panto_stream *s, const sse_event *ev);
+
+/* A string from a JSON node (unescaped into the arena when needed). Returns
+ * 0, or -1 with error set on OOM.  n must be a string. */
+int pt_str(panto_stream *s, const jnode *n, panto_str *out);
+
+/* Make a non-NULL panto_str. */
+panto_str pt_mkstr(const void *p, size_t len);
+
+/* Keys */
+pt_key *pt_key_find(panto_stream *s, uint64_t key);
+pt_key *pt_key_add(panto_stream *s, uint64_t key, uint32_t state);  /* NULL on OOM */
+
+/* Open a block: new slot, new panto index, BLOCK_START queued (and
+ * TOOL_DETAILS for tool_use with the given id/name).  Returns the slot
+ * number, or -1 with error set. */
+int pt_block_open(panto_stream *s, panto_block_kind kind, uint64_t key,
+                  panto_str tool_id, panto_str tool_name);
+/* Append to a block accumulator (what = the slot's text or sig); -1 on limit
+ * or OOM with error set. */
+int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t n);
+/* Append text and queue a CONTENT_DELTA (skipped when n == 0). */
+int pt_block_delta(panto_stream *s, int slot, panto_str text);
+/* Queue BLOCK_COMPLETE and retire the slot. */
+int pt_block_complete(panto_stream *s, int slot);
+/* Complete every open block in index order. */
+int pt_complete_all(panto_stream *s);
+
+/* Queue MESSAGE_START (id/model may be empty) and set s->started. */
+int pt_message_start(panto_stream *s, panto_str id, panto_str model);
+/* Queue MESSAGE_COMPLETE and set s->terminal. */
+int pt_message_complete(panto_stream *s);
+/* Remember the wire's stop reason string. */
+int pt_set_stop_raw(panto_stream *s, panto_str raw);
+
+/* Compare a panto_str with a C string literal. */
+int pt_eq(panto_str a, const char *lit);
+#define PT_EQ(a, lit) ((a).len == sizeof(lit) - 1 && memcmp((a).ptr, (lit), sizeof(lit) - 1) == 0)
+
+/* Look up several members of an object in one pass: out[i] gets the value
+ * of member names[i] (last duplicate wins) or NULL.  obj may be NULL or a
+ * non-object (all NULL then).  Returns 0, or -1 with error set on OOM. */
+typedef struct {
+    const char *s;
+    size_t n;
+} pt_name;
+#define PT_NAME(lit) {(lit), sizeof(lit) - 1}
+int pt_members(panto_stream *s, const jnode *obj, const pt_name *names, size_t n,
+               const jnode **out);
+
+/* Wire decoders: handle one dispatched SSE event.  0 or -1 (error set). */
+int pt_openai_event(panto_stream *s, const sse_event *ev);
+int pt_anthropic_event(panto_stream *s, const sse_event *ev);
+
+#endif

@@ -1,0 +1,344 @@
+/* wire_anthropic.c -- Anthropic messages stream (`event: X` + `data:
+ * {"type":"X",...}`) decoded into panto events.  See ARCHITECTURE.md
+ * section 2 and reference/FACTS.md. */
+#include <string.h>
+
+#include "stream.h"
+
+#define EVN(s) ((unsigned long long)(s)->n_events)
+
+/* Members of an event's data object, looked up in one pass. */
+enum { R_TYPE, R_INDEX, R_DELTA, R_BLOCK, R_MESSAGE, R_USAGE, R_ERROR, R_N };
+static const pt_name ROOT_NAMES[R_N] = {PT_NAME("type"),          PT_NAME("index"),
+                                        PT_NAME("delta"),         PT_NAME("content_block"),
+                                        PT_NAME("message"),       PT_NAME("usage"),
+                                        PT_NAME("error")};
+
+/* Length of at most 64 bytes of x that ends on a character boundary, for
+ * quoting wire strings in messages. */
+static int clip(panto_str x) {
+    return (int)utf8_valid_prefix((const uint8_t *)x.ptr, x.len > 64 ? 64 : x.len);
+}
+
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* A string member that must be present ("" when absent and !required). */
+static int get_string(panto_stream *s, const jnode *obj, const char *key, int required,
+                      const char *where, panto_str *out) {
+    *out = pt_mkstr(NULL, 0);
+    const jnode *n = json_get(&s->doc, obj, key);
+    if (!n || n->type == JV_NULL) {
+        if (required)
+            return pt_protocol(s, "%s without \"%s\" (event %llu)", where, key, EVN(s));
+        return 0;
+    }
+    if (n->type != JV_STRING)
+        return pt_protocol(s, "%s \"%s\" is not a string (event %llu)", where, key, EVN(s));
+    return pt_str(s, n, out);
+}
+
+static int get_index(panto_stream *s, const jnode **root, const char *type, uint64_t *out) {
+    const jnode *n = root[R_INDEX];
+    if (!n || json_u64(n, out) != 0)
+        return pt_protocol(s, "%s without a valid \"index\" (event %llu)", type, EVN(s));
+    return 0;
+}
+
+/* Overwrite the usage counts present in `u` (message_delta counts are
+ * cumulative totals). */
+static void read_usage(panto_stream *s, const jnode *u) {
+    static const struct {
+        const char *key;
+        size_t off;
+    } fields[] = {
+        {"input_tokens", offsetof(panto_usage, input_tokens)},
+        {"cache_read_input_tokens", offsetof(panto_usage, cache_read_tokens)},
+        {"cache_creation_input_tokens", offsetof(panto_usage, cache_write_tokens)},
+        {"output_tokens", offsetof(panto_usage, output_tokens)},
+    };
+    if (!u || u->type != JV_OBJECT)
+        return;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        uint64_t v;
+        const jnode *n = json_get(&s->doc, u, fields[i].key);
+        if (n && json_u64(n, &v) == 0)
+            memcpy((char *)&s->usage + fields[i].off, &v, sizeof v);
+    }
+}
+
+static int retryable_type(panto_str t) {
+    return PT_EQ(t, "overloaded_error") || PT_EQ(t, "api_error") ||
+           PT_EQ(t, "rate_limit_error") || PT_EQ(t, "timeout_error");
+}
+
+static int error_event(panto_stream *s, const jnode **root) {
+    panto_str type = pt_mkstr(NULL, 0), msg = pt_mkstr(NULL, 0);
+    const jnode *e = root[R_ERROR];
+    if (e && e->type == JV_OBJECT) {
+        const jnode *n = json_get(&s->doc, e, "type");
+        if (n && n->type == JV_STRING && pt_str(s, n, &type) != 0)
+            return -1;
+        n = json_get(&s->doc, e, "message");
+        if (n && n->type == JV_STRING && pt_str(s, n, &msg) != 0)
+            return -1;
+    } else if (e && e->type == JV_STRING) {
+        if (pt_str(s, e, &msg) != 0)
+            return -1;
+    }
+    return pt_provider_error(s, type, msg, retryable_type(type));
+}
+
+static panto_stop_reason map_stop(panto_str r) {
+    if (PT_EQ(r, "end_turn") || PT_EQ(r, "stop_sequence"))
+        return PANTO_STOP_STOP;
+    if (PT_EQ(r, "tool_use"))
+        return PANTO_STOP_TOOL_USE;
+    if (PT_EQ(r, "max_tokens") || PT_EQ(r, "model_context_window_exceeded"))
+        return PANTO_STOP_LENGTH;
+    if (PT_EQ(r, "refusal"))
+        return PANTO_STOP_REFUSAL;
+    if (PT_EQ(r, "pause_turn"))
+        return PANTO_STOP_PAUSE;
+    return PANTO_STOP_OTHER;
+}
+
+static int message_start(panto_stream *s, const jnode **root) {
+    if (s->started)
+        return pt_protocol(s, "second message_start (event %llu)", EVN(s));
+    const jnode *m = root[R_MESSAGE];
+    if (!m || m->type != JV_OBJECT)
+        return pt_protocol(s, "message_start without a \"message\" object (event %llu)", EVN(s));
+    panto_str id, model;
+    if (get_string(s, m, "id", 0, "message_start message", &id) != 0 ||
+        get_string(s, m, "model", 0, "message_start message", &model) != 0)
+        return -1;
+    read_usage(s, json_get(&s->doc, m, "usage"));
+    /* A stop reason already in message_start (not sent in streams today). */
+    const jnode *sr = json_get(&s->doc, m, "stop_reason");
+    if (sr && sr->type == JV_STRING) {
+        panto_str r;
+        if (pt_str(s, sr, &r) != 0 || pt_set_stop_raw(s, r) != 0)
+            return -1;
+        s->stop = map_stop(r);
+    }
+    return pt_message_start(s, id, model);
+}
+
+static int block_start(panto_stream *s, const jnode **root) {
+    uint64_t idx;
+    if (get_index(s, root, "content_block_start", &idx) != 0)
+        return -1;
+    if (pt_key_find(s, idx))
+        return pt_protocol(s, "content_block_start for block index %llu that already started (event %llu)",
+                           (unsigned long long)idx, EVN(s));
+    const jnode *cb = root[R_BLOCK];
+    if (!cb || cb->type != JV_OBJECT)
+        return pt_protocol(s, "content_block_start without a \"content_block\" object (event %llu)",
+                           EVN(s));
+    panto_str type;
+    if (get_string(s, cb, "type", 1, "content_block", &type) != 0)
+        return -1;
+    panto_block_kind kind;
+    if (PT_EQ(type, "text"))
+        kind = PANTO_BLOCK_TEXT;
+    else if (PT_EQ(type, "thinking"))
+        kind = PANTO_BLOCK_THINKING;
+    else if (PT_EQ(type, "redacted_thinking"))
+        kind = PANTO_BLOCK_REDACTED_THINKING;
+    else if (PT_EQ(type, "tool_use"))
+        kind = PANTO_BLOCK_TOOL_USE;
+    else /* server_tool_use, web_search_tool_result, ...: skipped */
+        return pt_key_add(s, idx, PT_KEY_SKIPPED) ? 0 : -1;
+
+    panto_str id = pt_mkstr(NULL, 0), name = pt_mkstr(NULL, 0);
+    if (kind == PANTO_BLOCK_TOOL_USE &&
+        (get_string(s, cb, "id", 0, "tool_use content_block", &id) != 0 ||
+         get_string(s, cb, "name", 0, "tool_use content_block", &name) != 0))
+        return -1;
+    int si = pt_block_open(s, kind, idx, id, name);
+    if (si < 0)
+        return -1;
+    pt_key *k = pt_key_add(s, idx, PT_KEY_OPEN);
+    if (!k)
+        return -1;
+    k->slot = (uint32_t)si;
+    s->slots[si].keyed = 1;
+
+    panto_str t;
+    switch (kind) {
+    case PANTO_BLOCK_TEXT:
+        if (get_string(s, cb, "text", 0, "text content_block", &t) != 0)
+            return -1;
+        return pt_block_delta(s, si, t);
+    case PANTO_BLOCK_THINKING:
+        if (get_string(s, cb, "thinking", 0, "thinking content_block", &t) != 0 ||
+            pt_block_delta(s, si, t) != 0)
+            return -1;
+        if (get_string(s, cb, "signature", 0, "thinking content_block", &t) != 0)
+            return -1;
+        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len);
+    case PANTO_BLOCK_REDACTED_THINKING:
+        if (get_string(s, cb, "data", 0, "redacted_thinking content_block", &t) != 0)
+            return -1;
+        return pt_block_append(s, si, &s->slots[si].text, t.ptr, t.len);
+    default: {
+        /* tool_use: input is {} and streamed as input_json_delta; a proxy
+         * that sends the whole input here gets it as one delta. */
+        const jnode *in = json_get(&s->doc, cb, "input");
+        if (in && in->type == JV_OBJECT && in->count > 0)
+            return pt_block_delta(s, si, pt_mkstr(in->p, in->len));
+        return 0;
+    }
+    }
+}
+
+/* The open block for `idx`, -1 (error set) when it is not open, or -2 when
+ * the block is skipped. */
+static int open_block(panto_stream *s, uint64_t idx, const char *type) {
+    pt_key *k = pt_key_find(s, idx);
+    if (!k)
+        return pt_protocol(s, "%s for block index %llu that never started (event %llu)", type,
+                           (unsigned long long)idx, EVN(s));
+    if (k->state == PT_KEY_SKIPPED)
+        return -2;
+    if (k->state == PT_KEY_CLOSED)
+        return pt_protocol(s, "%s for block index %llu that already stopped (event %llu)", type,
+                           (unsigned long long)idx, EVN(s));
+    return (int)k->slot;
+}
+
+static int block_delta(panto_stream *s, const jnode **root) {
+    uint64_t idx;
+    if (get_index(s, root, "content_block_delta", &idx) != 0)
+        return -1;
+    int si = open_block(s, idx, "content_block_delta");
+    if (si == -2)
+        return 0;
+    if (si < 0)
+        return -1;
+    const jnode *d = root[R_DELTA];
+    if (!d || d->type != JV_OBJECT)
+        return pt_protocol(s, "content_block_delta without a \"delta\" object (event %llu)", EVN(s));
+    /* type, then the text field of each known delta type */
+    static const pt_name names[] = {PT_NAME("type"), PT_NAME("text"), PT_NAME("thinking"),
+                                    PT_NAME("signature"), PT_NAME("partial_json")};
+    const jnode *m[5];
+    if (pt_members(s, d, names, 5, m) != 0)
+        return -1;
+    if (!m[0] || m[0]->type != JV_STRING)
+        return pt_protocol(s, "content_block_delta delta without a \"type\" string (event %llu)",
+                           EVN(s));
+    panto_str type;
+    if (pt_str(s, m[0], &type) != 0)
+        return -1;
+    panto_block_kind want;
+    int field;
+    if (PT_EQ(type, "text_delta"))
+        want = PANTO_BLOCK_TEXT, field = 1;
+    else if (PT_EQ(type, "thinking_delta"))
+        want = PANTO_BLOCK_THINKING, field = 2;
+    else if (PT_EQ(type, "signature_delta"))
+        want = PANTO_BLOCK_THINKING, field = 3;
+    else if (PT_EQ(type, "input_json_delta"))
+        want = PANTO_BLOCK_TOOL_USE, field = 4;
+    else
+        return 0; /* citations_delta and future delta types */
+    panto_block_kind have = s->slots[si].kind;
+    if (have != want)
+        return pt_protocol(s, "%.*s for block index %llu, which is a %s block (event %llu)",
+                           clip(type), type.ptr, (unsigned long long)idx,
+                           panto_block_kind_name(have), EVN(s));
+    const jnode *v = m[field];
+    if (!v || v->type != JV_STRING)
+        return pt_protocol(s, "%.*s without a \"%s\" string (event %llu)", clip(type),
+                           type.ptr, names[field].s, EVN(s));
+    panto_str t;
+    if (pt_str(s, v, &t) != 0)
+        return -1;
+    if (field == 3)
+        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len);
+    return pt_block_delta(s, si, t);
+}
+
+static int block_stop(panto_stream *s, const jnode **root) {
+    uint64_t idx;
+    if (get_index(s, root, "content_block_stop", &idx) != 0)
+        return -1;
+    int si = open_block(s, idx, "content_block_stop");
+    if (si == -2)
+        return 0;
+    if (si < 0)
+        return -1;
+    return pt_block_complete(s, si);
+}
+
+static int message_delta(panto_stream *s, const jnode **root) {
+    const jnode *d = root[R_DELTA];
+    if (d && d->type == JV_OBJECT) {
+        const jnode *sr = json_get(&s->doc, d, "stop_reason");
+        if (sr && sr->type == JV_STRING) {
+            panto_str r;
+            if (pt_str(s, sr, &r) != 0 || pt_set_stop_raw(s, r) != 0)
+                return -1;
+            s->stop = map_stop(r);
+        } else if (sr && sr->type != JV_NULL) {
+            return pt_protocol(s, "message_delta stop_reason is not a string (event %llu)", EVN(s));
+        }
+    }
+    read_usage(s, root[R_USAGE]);
+    return 0;
+}
+
+int pt_anthropic_event(panto_stream *s, const sse_event *ev) {
+    size_t n = ev->data_len;
+    const char *p = ev->data;
+    while (n && is_ws(p[0]))
+        p++, n--;
+    if (n == 0)
+        return 0; /* an empty data event carries nothing */
+    const jnode *root = pt_parse_json(s, ev);
+    if (!root)
+        return -1;
+    if (root->type != JV_OBJECT)
+        return pt_protocol(s, "event %llu (line %llu) is not a JSON object", EVN(s),
+                           (unsigned long long)s->ev_line);
+    const jnode *r[R_N];
+    if (pt_members(s, root, ROOT_NAMES, R_N, r) != 0)
+        return -1;
+    panto_str type;
+    const jnode *tn = r[R_TYPE];
+    if (!tn || tn->type != JV_STRING)
+        return pt_protocol(s, "event %llu (line %llu) has no \"type\" string", EVN(s),
+                           (unsigned long long)s->ev_line);
+    if (pt_str(s, tn, &type) != 0)
+        return -1;
+    panto_str name = pt_mkstr(ev->event, ev->event_len);
+    if (!PT_EQ(name, "message") &&
+        (name.len != type.len || memcmp(name.ptr, type.ptr, type.len) != 0))
+        return pt_protocol(s, "event \"%.*s\" carries data of type \"%.*s\" (event %llu)",
+                           clip(name), name.ptr, clip(type), type.ptr, EVN(s));
+
+    if (PT_EQ(type, "ping"))
+        return 0;
+    if (PT_EQ(type, "error"))
+        return error_event(s, r);
+    if (PT_EQ(type, "message_start"))
+        return message_start(s, r);
+    if (!s->started)
+        return pt_protocol(s, "%.*s before message_start (event %llu)",
+                           clip(type), type.ptr, EVN(s));
+    if (PT_EQ(type, "content_block_delta"))
+        return block_delta(s, r);
+    if (PT_EQ(type, "content_block_start"))
+        return block_start(s, r);
+    if (PT_EQ(type, "content_block_stop"))
+        return block_stop(s, r);
+    if (PT_EQ(type, "message_delta"))
+        return message_delta(s, r);
+    if (PT_EQ(type, "message_stop")) {
+        if (pt_complete_all(s) != 0)
+            return -1;
+        return pt_message_complete(s);
+    }
+    return 0; /* unknown event types are ignored */
+}

@@ -1,0 +1,327 @@
+/* wire_openai_chat.c -- OpenAI chat completions stream (chat.completion.chunk
+ * objects in `data:` lines, `data: [DONE]` at the end) decoded into panto
+ * events.  See ARCHITECTURE.md section 2 and reference/FACTS.md. */
+#include <string.h>
+
+#include "stream.h"
+
+/* Keys for tool calls that arrive without an `index` (some compatible
+ * servers), and for the legacy delta.function_call. */
+#define SYNTH_KEY_BASE ((uint64_t)1 << 63)
+#define FUNCTION_CALL_KEY (~(uint64_t)0)
+
+static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* An optional string value: absent or null gives "", a string its value,
+ * anything else is a protocol violation naming where.key. */
+static int opt_string(panto_stream *s, const jnode *n, const char *where, const char *key,
+                      panto_str *out) {
+    *out = pt_mkstr(NULL, 0);
+    if (!n || n->type == JV_NULL)
+        return 0;
+    if (n->type != JV_STRING)
+        return pt_protocol(s, "%s.%s in event %llu is not a string", where, key,
+                           (unsigned long long)s->n_events);
+    return pt_str(s, n, out);
+}
+
+static uint64_t opt_u64(const jdoc *d, const jnode *obj, const char *key) {
+    uint64_t v = 0;
+    const jnode *n = obj && obj->type == JV_OBJECT ? json_get(d, obj, key) : NULL;
+    if (!n || json_u64(n, &v) != 0)
+        return 0;
+    return v;
+}
+
+static int retryable_type(panto_str t) {
+    static const char *const kinds[] = {"server_error", "rate_limit_exceeded", "rate_limit_error",
+                                        "overloaded_error", "api_error", "timeout"};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (pt_eq(t, kinds[i]))
+            return 1;
+    return 0;
+}
+
+static int provider_error(panto_stream *s, const jnode *err) {
+    panto_str msg = pt_mkstr(NULL, 0), type = pt_mkstr(NULL, 0), code = pt_mkstr(NULL, 0);
+    if (err->type == JV_STRING) {
+        if (pt_str(s, err, &msg) != 0)
+            return -1;
+        return pt_provider_error(s, type, msg, 0);
+    }
+    const jnode *n = json_get(&s->doc, err, "message");
+    if (n && n->type == JV_STRING && pt_str(s, n, &msg) != 0)
+        return -1;
+    n = json_get(&s->doc, err, "type");
+    if (n && n->type == JV_STRING && pt_str(s, n, &type) != 0)
+        return -1;
+    n = json_get(&s->doc, err, "code");
+    if (n && n->type == JV_STRING) {
+        if (pt_str(s, n, &code) != 0)
+            return -1;
+    } else if (n && n->type == JV_NUMBER) {
+        code = pt_mkstr(n->p, n->len);
+    }
+    int retry = retryable_type(type) || retryable_type(code);
+    return pt_provider_error(s, type.len ? type : code, msg, retry);
+}
+
+/* Text, refusal or reasoning text for the single open text/thinking block. */
+static int tt_delta(panto_stream *s, panto_block_kind kind, panto_str text) {
+    if (text.len == 0)
+        return 0;
+    if (s->tt_slot >= 0 && s->slots[s->tt_slot].kind != kind) {
+        if (pt_block_complete(s, s->tt_slot) != 0)
+            return -1;
+    }
+    if (s->tt_slot < 0) {
+        int si = pt_block_open(s, kind, 0, pt_mkstr(NULL, 0), pt_mkstr(NULL, 0));
+        if (si < 0)
+            return -1;
+        s->tt_slot = si;
+    }
+    return pt_block_delta(s, s->tt_slot, text);
+}
+
+/* The arguments of a tool call fragment: a string (the normal case) or, from
+ * some compatible servers, the arguments object itself. */
+/* The arguments of a tool call fragment: a string (the normal case) or, from
+ * some compatible servers, the arguments object itself. */
+static int tool_args(panto_stream *s, const jnode *n, panto_str *out) {
+    *out = pt_mkstr(NULL, 0);
+    if (!n || n->type == JV_NULL)
+        return 0;
+    if (n->type == JV_STRING)
+        return pt_str(s, n, out);
+    if (n->type == JV_OBJECT) {
+        *out = pt_mkstr(n->p, n->len);
+        return 0;
+    }
+    return pt_protocol(s, "tool call function.arguments in event %llu is not a string",
+                       (unsigned long long)s->n_events);
+}
+
+static int tool_fragment(panto_stream *s, uint64_t key, int has_key, panto_str id,
+                         panto_str name, panto_str args) {
+    if (!has_key) {
+        if (id.len || s->last_tool_slot < 0) {
+            key = SYNTH_KEY_BASE + s->synth_key++;
+        } else {
+            return pt_block_delta(s, s->last_tool_slot, args);
+        }
+    }
+    pt_key *k = pt_key_find(s, key);
+    if (!k) {
+        if (s->tt_slot >= 0 && pt_block_complete(s, s->tt_slot) != 0)
+            return -1;
+        int si = pt_block_open(s, PANTO_BLOCK_TOOL_USE, key, id, name);
+        if (si < 0)
+            return -1;
+        k = pt_key_add(s, key, PT_KEY_OPEN);
+        if (!k)
+            return -1;
+        k->slot = (uint32_t)si;
+        s->slots[si].keyed = 1;
+        s->last_tool_slot = si;
+        return pt_block_delta(s, si, args);
+    }
+    if (k->state != PT_KEY_OPEN) {
+        if (key >= SYNTH_KEY_BASE)
+            return pt_protocol(s, "function_call continued after finish_reason (event %llu)",
+                               (unsigned long long)s->n_events);
+        return pt_protocol(s, "tool call index %llu continued after finish_reason (event %llu)",
+                           (unsigned long long)key, (unsigned long long)s->n_events);
+    }
+    s->last_tool_slot = (int)k->slot;
+    return pt_block_delta(s, (int)k->slot, args);
+}
+
+static const pt_name TC_NAMES[] = {PT_NAME("index"), PT_NAME("id"), PT_NAME("function")};
+static const pt_name FN_NAMES[] = {PT_NAME("name"), PT_NAME("arguments")};
+
+static int tool_calls(panto_stream *s, const jnode *arr) {
+    if (arr->type != JV_ARRAY)
+        return pt_protocol(s, "delta.tool_calls in event %llu is not an array",
+                           (unsigned long long)s->n_events);
+    for (const jnode *tc = json_first(&s->doc, arr); tc; tc = json_next(&s->doc, tc)) {
+        if (tc->type != JV_OBJECT)
+            return pt_protocol(s, "delta.tool_calls[] in event %llu is not an object",
+                               (unsigned long long)s->n_events);
+        const jnode *m[3], *f[2];
+        if (pt_members(s, tc, TC_NAMES, 3, m) != 0)
+            return -1;
+        uint64_t key = 0;
+        int has_key = 0;
+        if (m[0] && m[0]->type != JV_NULL) {
+            if (json_u64(m[0], &key) != 0 || key >= SYNTH_KEY_BASE)
+                return pt_protocol(s, "tool call index in event %llu is not a non-negative integer",
+                                   (unsigned long long)s->n_events);
+            has_key = 1;
+        }
+        panto_str id, name, args;
+        if (opt_string(s, m[1], "tool_calls[]", "id", &id) != 0)
+            return -1;
+        const jnode *fn = m[2];
+        if (fn && fn->type != JV_OBJECT && fn->type != JV_NULL)
+            return pt_protocol(s, "tool call function in event %llu is not an object",
+                               (unsigned long long)s->n_events);
+        if (pt_members(s, fn, FN_NAMES, 2, f) != 0)
+            return -1;
+        if (opt_string(s, f[0], "tool_calls[].function", "name", &name) != 0)
+            return -1;
+        if (tool_args(s, f[1], &args) != 0)
+            return -1;
+        if (tool_fragment(s, key, has_key, id, name, args) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static panto_stop_reason map_finish(panto_stream *s, panto_str r) {
+    if (PT_EQ(r, "stop"))
+        return s->refusal_seen ? PANTO_STOP_REFUSAL : PANTO_STOP_STOP;
+    if (PT_EQ(r, "tool_calls") || PT_EQ(r, "function_call"))
+        return PANTO_STOP_TOOL_USE;
+    if (PT_EQ(r, "length"))
+        return PANTO_STOP_LENGTH;
+    if (PT_EQ(r, "content_filter"))
+        return PANTO_STOP_REFUSAL;
+    return PANTO_STOP_OTHER;
+}
+
+static const pt_name CHOICE_NAMES[] = {PT_NAME("index"), PT_NAME("delta"),
+                                       PT_NAME("finish_reason")};
+static const pt_name DELTA_NAMES[] = {PT_NAME("reasoning_content"), PT_NAME("reasoning"),
+                                      PT_NAME("content"), PT_NAME("refusal"),
+                                      PT_NAME("tool_calls"), PT_NAME("function_call")};
+
+static int choice(panto_stream *s, const jnode *ch) {
+    if (ch->type != JV_OBJECT)
+        return pt_protocol(s, "choices[] in event %llu is not an object",
+                           (unsigned long long)s->n_events);
+    const jnode *c[3];
+    if (pt_members(s, ch, CHOICE_NAMES, 3, c) != 0)
+        return -1;
+    uint64_t idx = 0;
+    if (c[0] && c[0]->type != JV_NULL && json_u64(c[0], &idx) != 0)
+        return pt_protocol(s, "choices[].index in event %llu is not a non-negative integer",
+                           (unsigned long long)s->n_events);
+    if (idx != 0)
+        return 0; /* n > 1 is not supported: only the first choice counts */
+    const jnode *d = c[1];
+    if (d && d->type != JV_OBJECT && d->type != JV_NULL)
+        return pt_protocol(s, "choices[].delta in event %llu is not an object",
+                           (unsigned long long)s->n_events);
+    if (d && d->type == JV_OBJECT && d->count > 0) {
+        const jnode *m[6];
+        if (pt_members(s, d, DELTA_NAMES, 6, m) != 0)
+            return -1;
+        panto_str t;
+        if (opt_string(s, m[0], "delta", "reasoning_content", &t) != 0)
+            return -1;
+        if (t.len == 0 && opt_string(s, m[1], "delta", "reasoning", &t) != 0)
+            return -1;
+        if (tt_delta(s, PANTO_BLOCK_THINKING, t) != 0)
+            return -1;
+        if (opt_string(s, m[2], "delta", "content", &t) != 0)
+            return -1;
+        if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+            return -1;
+        if (opt_string(s, m[3], "delta", "refusal", &t) != 0)
+            return -1;
+        if (t.len) {
+            s->refusal_seen = 1;
+            if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+                return -1;
+        }
+        if (m[4] && m[4]->type != JV_NULL && tool_calls(s, m[4]) != 0)
+            return -1;
+        if (m[5] && m[5]->type == JV_OBJECT) {
+            const jnode *f[2];
+            panto_str name, args;
+            if (pt_members(s, m[5], FN_NAMES, 2, f) != 0 ||
+                opt_string(s, f[0], "delta.function_call", "name", &name) != 0 ||
+                tool_args(s, f[1], &args) != 0)
+                return -1;
+            if (tool_fragment(s, FUNCTION_CALL_KEY, 1, pt_mkstr(NULL, 0), name, args) != 0)
+                return -1;
+        }
+    }
+    panto_str fr;
+    if (opt_string(s, c[2], "choices[]", "finish_reason", &fr) != 0)
+        return -1;
+    if (c[2] && c[2]->type == JV_STRING) {
+        if (pt_complete_all(s) != 0)
+            return -1;
+        s->stop = map_finish(s, fr);
+        if (pt_set_stop_raw(s, fr) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void usage(panto_stream *s, const jnode *u) {
+    const jdoc *d = &s->doc;
+    uint64_t prompt = opt_u64(d, u, "prompt_tokens");
+    const jnode *ptd = json_get(d, u, "prompt_tokens_details");
+    const jnode *ctd = json_get(d, u, "completion_tokens_details");
+    uint64_t cached = opt_u64(d, ptd, "cached_tokens");
+    s->usage.input_tokens = prompt > cached ? prompt - cached : 0;
+    s->usage.cache_read_tokens = cached;
+    s->usage.cache_write_tokens = opt_u64(d, ptd, "cache_write_tokens");
+    s->usage.output_tokens = opt_u64(d, u, "completion_tokens");
+    s->usage.reasoning_tokens = opt_u64(d, ctd, "reasoning_tokens");
+}
+
+static const pt_name ROOT_NAMES[] = {PT_NAME("error"), PT_NAME("id"), PT_NAME("model"),
+                                     PT_NAME("choices"), PT_NAME("usage")};
+
+int pt_openai_event(panto_stream *s, const sse_event *ev) {
+    const char *p = ev->data;
+    size_t n = ev->data_len;
+    while (n && is_ws(p[0]))
+        p++, n--;
+    while (n && is_ws(p[n - 1]))
+        n--;
+    if (n == 0)
+        return 0; /* an empty data event carries nothing */
+    if (n == 6 && memcmp(p, "[DONE]", 6) == 0) {
+        if (!s->started && pt_message_start(s, pt_mkstr(NULL, 0), pt_mkstr(NULL, 0)) != 0)
+            return -1;
+        if (pt_complete_all(s) != 0)
+            return -1;
+        return pt_message_complete(s);
+    }
+    const jnode *root = pt_parse_json(s, ev);
+    if (!root)
+        return -1;
+    if (root->type != JV_OBJECT)
+        return pt_protocol(s, "event %llu (line %llu) is not a JSON object",
+                           (unsigned long long)s->n_events, (unsigned long long)s->ev_line);
+    const jnode *m[5];
+    if (pt_members(s, root, ROOT_NAMES, 5, m) != 0)
+        return -1;
+    const jnode *err = m[0];
+    if (err && (err->type == JV_OBJECT || err->type == JV_STRING))
+        return provider_error(s, err);
+    if (!s->started) {
+        panto_str id, model;
+        if (opt_string(s, m[1], "chunk", "id", &id) != 0 ||
+            opt_string(s, m[2], "chunk", "model", &model) != 0)
+            return -1;
+        if (pt_message_start(s, id, model) != 0)
+            return -1;
+    }
+    const jnode *choices = m[3];
+    if (choices && choices->type != JV_NULL) {
+        if (choices->type != JV_ARRAY)
+            return pt_protocol(s, "choices in event %llu is not an array",
+                               (unsigned long long)s->n_events);
+        for (const jnode *c = json_first(&s->doc, choices); c; c = json_next(&s->doc, c))
+            if (choice(s, c) != 0)
+                return -1;
+    }
+    if (m[4] && m[4]->type == JV_OBJECT)
+        usage(s, m[4]);
+    return 0;
+}
