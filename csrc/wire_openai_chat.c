@@ -304,15 +304,21 @@ int pt_openai_event(panto_stream *s, const sse_event *ev) {
     const jnode *err = m[0];
     if (err && (err->type == JV_OBJECT || err->type == JV_STRING))
         return provider_error(s, err);
+    const jnode *choices = m[3];
     if (!s->started) {
         panto_str id, model;
         if (opt_string(s, m[1], "chunk", "id", &id) != 0 ||
             opt_string(s, m[2], "chunk", "model", &model) != 0)
             return -1;
+        /* Azure opens with a prompt-filter chunk: empty id and model, no
+         * choices.  The message starts with the first chunk that is real. */
+        int has_choices = choices && choices->type == JV_ARRAY && choices->count > 0;
+        int has_usage = m[4] && m[4]->type == JV_OBJECT;
+        if (id.len == 0 && !has_choices && !has_usage)
+            return 0;
         if (pt_message_start(s, id, model) != 0)
             return -1;
     }
-    const jnode *choices = m[3];
     if (choices && choices->type != JV_NULL) {
         if (choices->type != JV_ARRAY)
             return pt_protocol(s, "choices in event %llu is not an array",

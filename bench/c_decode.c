@@ -1,0 +1,266 @@
+/* c_decode.c -- throughput of the C core alone (no Python).
+ *
+ *   panto_bench_c FILE WIRE [RUNS]
+ *
+ * FILE is a response body (e.g. from bench/streamgen.py), WIRE one of
+ * openai-chat, anthropic-messages, sse.  The body is cut into pseudo-random
+ * 1-4 KiB chunks (fixed seed, like socket reads); each run creates a stream,
+ * feeds every chunk, pulls every event after each feed (touching the event
+ * strings so nothing is optimized away), finishes and frees the stream.  It
+ * prints the median MB/s over RUNS (default 15) and, as the floor, the
+ * median MB/s of a memchr scan for line ends over the same chunks -- the
+ * least any SSE decoder must do. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "panto.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "%s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 20, n = 0;
+    uint8_t *buf = malloc(cap);
+    for (;;) {
+        if (!buf)
+            break;
+        if (n == cap) {
+            uint8_t *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t r = fread(buf + n, 1, cap - n, f);
+        if (r == 0)
+            break;
+        n += r;
+    }
+    fclose(f);
+    if (!buf)
+        fprintf(stderr, "out of memory\n");
+    *len = n;
+    return buf;
+}
+
+static uint32_t xorshift32(uint32_t *s)
+{
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *s = x;
+}
+
+/* Sum of string lengths seen, so the compiler cannot drop the pulls. */
+static uint64_t sink;
+
+static void touch(panto_str s)
+{
+    if (s.len)
+        sink += s.len + (uint8_t)s.ptr[s.len - 1];
+}
+
+static int pull(panto_stream *s, uint64_t *n_events)
+{
+    panto_event ev;
+    for (;;) {
+        int r = panto_next_event(s, &ev);
+        if (r != PANTO_EVENT)
+            return r;
+        ++*n_events;
+        switch (ev.kind) {
+        case PANTO_EV_CONTENT_DELTA:
+            touch(ev.u.content_delta.text);
+            break;
+        case PANTO_EV_BLOCK_COMPLETE:
+            touch(ev.u.block_complete.text);
+            break;
+        case PANTO_EV_SSE:
+            touch(ev.u.sse.data);
+            break;
+        case PANTO_EV_MESSAGE_START:
+            touch(ev.u.message_start.id);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+/* One decode of the whole body; returns 0 or -1 (with a message). */
+static int decode_once(int wire, const uint8_t *body, const size_t *cuts, size_t n_cuts,
+                       uint64_t *n_events)
+{
+    panto_stream *s = NULL;
+    if (panto_stream_new(wire, NULL, &s) != PANTO_OK) {
+        fprintf(stderr, "panto_stream_new failed\n");
+        return -1;
+    }
+    int r = PANTO_OK;
+    size_t off = 0;
+    *n_events = 0;
+    for (size_t i = 0; i < n_cuts && r != PANTO_ERROR; i++) {
+        if (panto_stream_feed(s, body + off, cuts[i] - off) != PANTO_OK)
+            r = PANTO_ERROR;
+        else
+            r = pull(s, n_events);
+        off = cuts[i];
+    }
+    if (r != PANTO_ERROR) {
+        if (panto_stream_finish(s) != PANTO_OK)
+            r = PANTO_ERROR;
+        else
+            r = pull(s, n_events);
+    }
+    if (r == PANTO_ERROR) {
+        panto_error e;
+        panto_stream_error(s, &e);
+        fprintf(stderr, "decode failed: %s: %.*s\n", panto_error_code_name(e.code), (int)e.message.len,
+                e.message.ptr ? e.message.ptr : "");
+        panto_stream_free(s);
+        return -1;
+    }
+    if (wire != PANTO_WIRE_SSE && r != PANTO_DONE) {
+        fprintf(stderr, "decode ended without the terminal event (status %d)\n", r);
+        panto_stream_free(s);
+        return -1;
+    }
+    panto_stream_free(s);
+    return 0;
+}
+
+static uint64_t scan_lines(const uint8_t *body, const size_t *cuts, size_t n_cuts)
+{
+    uint64_t lines = 0;
+    size_t off = 0;
+    for (size_t i = 0; i < n_cuts; i++) {
+        const uint8_t *p = body + off, *end = body + cuts[i];
+        while (p < end) {
+            const uint8_t *q = memchr(p, '\n', (size_t)(end - p));
+            if (!q)
+                break;
+            lines++;
+            p = q + 1;
+        }
+        off = cuts[i];
+    }
+    return lines;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || argc > 4) {
+        fprintf(stderr, "usage: %s FILE openai-chat|anthropic-messages|sse [RUNS]\n", argv[0]);
+        return 2;
+    }
+    int wire;
+    if (strcmp(argv[2], "openai-chat") == 0)
+        wire = PANTO_WIRE_OPENAI_CHAT;
+    else if (strcmp(argv[2], "anthropic-messages") == 0)
+        wire = PANTO_WIRE_ANTHROPIC_MESSAGES;
+    else if (strcmp(argv[2], "sse") == 0)
+        wire = PANTO_WIRE_SSE;
+    else {
+        fprintf(stderr, "unknown wire %s\n", argv[2]);
+        return 2;
+    }
+    int runs = argc == 4 ? atoi(argv[3]) : 15;
+    if (runs < 1)
+        runs = 1;
+
+    size_t len;
+    uint8_t *body = read_file(argv[1], &len);
+    if (!body)
+        return 1;
+    if (len == 0) {
+        fprintf(stderr, "%s is empty\n", argv[1]);
+        free(body);
+        return 1;
+    }
+
+    /* chunk boundaries: 1-4 KiB, fixed seed */
+    size_t n_cuts = 0, cap = len / 1024 + 2;
+    size_t *cuts = malloc(cap * sizeof *cuts);
+    double *t = malloc((size_t)runs * sizeof *t);
+    if (!cuts || !t) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    uint32_t seed = 0x9E3779B9u;
+    for (size_t off = 0; off < len;) {
+        size_t n = 1024 + xorshift32(&seed) % 3073;
+        off = off + n < len ? off + n : len;
+        cuts[n_cuts++] = off;
+    }
+
+    uint64_t n_events = 0;
+    if (decode_once(wire, body, cuts, n_cuts, &n_events) != 0) /* warm-up + check */
+        return 1;
+    for (int i = 0; i < runs; i++) {
+        double t0 = now();
+        if (decode_once(wire, body, cuts, n_cuts, &n_events) != 0)
+            return 1;
+        t[i] = now() - t0;
+    }
+    double dec = median(t, runs);
+
+    uint64_t lines = 0;
+    int scan_runs = runs * 5;
+    double *ts = malloc((size_t)scan_runs * sizeof *ts);
+    if (!ts)
+        return 1;
+    for (int i = 0; i < scan_runs; i++) {
+        double t0 = now();
+        lines = scan_lines(body, cuts, n_cuts);
+        ts[i] = now() - t0;
+    }
+    double scan = median(ts, scan_runs);
+
+    double mb = (double)len / 1e6;
+    printf("%s: %zu bytes, %zu chunks of 1-4 KiB, %llu events, %llu lines\n", argv[2], len, n_cuts,
+           (unsigned long long)n_events, (unsigned long long)lines);
+    printf("  panto C core      %10.1f MB/s  (median of %d: %.2f ms, %.0f ns/event)\n", mb / dec, runs,
+           dec * 1e3, dec * 1e9 / (double)(n_events ? n_events : 1));
+    printf("  memchr line scan  %10.1f MB/s  (median of %d: %.3f ms) -- the floor\n", mb / scan, scan_runs,
+           scan * 1e3);
+    printf("  core / floor      %10.3f   (floor is %.1fx faster)\n", scan / dec, dec / scan);
+    if (sink == 42)
+        printf(" \n"); /* keeps sink observable */
+    free(ts);
+    free(t);
+    free(cuts);
+    free(body);
+    return 0;
+}

@@ -1,0 +1,446 @@
+#!/usr/bin/env python3
+"""Decoding throughput of panto against the usual Python baselines.
+
+One process: builds a ~5 MB body per wire with bench/streamgen.py (fixed
+seed), cuts it into 1-4 KiB chunks (seeded, like reads from a socket) and
+times, as the median of N runs:
+
+  panto events        panto.StreamDecoder, every event materialized in Python
+  panto accumulate    panto.accumulate(panto.decode(...)) -> panto.Message
+  split+json.loads    a minimal pure-Python SSE splitter + json.loads per payload
+  split+orjson        the same splitter + orjson.loads
+  split+json+accum    the splitter + json.loads + a minimal dict accumulator
+  SDK accumulator     openai: ChatCompletionStreamState fed ChatCompletionChunk
+                      objects built from the payloads (as openai.Stream does);
+                      anthropic: accumulate_event + build_events over
+                      RawMessageStreamEvent objects (what MessageStream does)
+
+and prints MB/s and the ratios against the targets (>= 3x split+json.loads,
+>= 1.5x split+orjson for panto events; >= 50x the SDK accumulators for panto
+accumulate).  Figures on a shared machine vary: quote ratios from one run.
+
+    python bench/decode.py            # 5 MB bodies, N=5 (about a minute)
+    python bench/decode.py --quick    # 200 KB bodies, N=2: a smoke run
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import streamgen
+
+TARGETS = {"split+json.loads": 3.0, "split+orjson": 1.5, "SDK accumulator": 50.0}
+
+
+# --------------------------------------------------------------------------
+# the SDK-free reference: a minimal SSE splitter and a dict accumulator
+
+
+def sse_split(chunks: Iterable[bytes]) -> Iterator[tuple[bytes | None, bytes]]:
+    """Yields (event name or None, data) per SSE event: a bytes buffer split
+    into lines (LF, CRLF), `event:` and `data:` fields, one optional space
+    after the colon, comments and other fields skipped, data lines joined
+    with LF.  What a careful hand-written client does; not all of WHATWG."""
+    pending = b""
+    event: bytes | None = None
+    data: list[bytes] = []
+    for chunk in chunks:
+        buf = pending + chunk if pending else chunk
+        lines = buf.split(b"\n")
+        pending = lines.pop()
+        for line in lines:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line:
+                if data:
+                    yield event, b"\n".join(data)
+                event, data = None, []
+            elif line.startswith(b"data:"):
+                v = line[5:]
+                data.append(v[1:] if v.startswith(b" ") else v)
+            elif line.startswith(b"event:"):
+                v = line[6:]
+                event = v[1:] if v.startswith(b" ") else v
+    # an unterminated last event is discarded (as WHATWG says)
+
+
+def payloads(chunks: Iterable[bytes], loads: Callable[[bytes], Any]) -> Iterator[Any]:
+    """The JSON payloads of a provider stream (ping and [DONE] skipped)."""
+    for event, data in sse_split(chunks):
+        if data == b"[DONE]" or event == b"ping":
+            continue
+        yield loads(data)
+
+
+def reference_accumulate(wire: str, objs: Iterable[dict]) -> dict:
+    """Assemble the message (panto's Message.to_dict() shape) from the JSON
+    payloads with plain dicts.  Covers what streamgen produces (text,
+    thinking, tool calls, usage, stop reasons); not an error-checking
+    decoder."""
+    usage = dict.fromkeys(
+        (
+            "input_tokens",
+            "cache_read_tokens",
+            "cache_write_tokens",
+            "output_tokens",
+            "reasoning_tokens",
+        ),
+        0,
+    )
+    model = None
+    if wire == "openai-chat":
+        text: list[str] = []
+        tools: dict[int, dict] = {}
+        finish = None
+        for o in objs:
+            if "error" in o:
+                raise RuntimeError(o["error"])
+            model = o.get("model", model)
+            for ch in o.get("choices") or ():
+                d = ch.get("delta") or {}
+                if d.get("content"):
+                    text.append(d["content"])
+                for tc in d.get("tool_calls") or ():
+                    t = tools.setdefault(tc["index"], {"id": "", "name": "", "args": []})
+                    if tc.get("id"):
+                        t["id"] = tc["id"]
+                    f = tc.get("function") or {}
+                    if f.get("name"):
+                        t["name"] = f["name"]
+                    if f.get("arguments"):
+                        t["args"].append(f["arguments"])
+                if ch.get("finish_reason"):
+                    finish = ch["finish_reason"]
+            u = o.get("usage")
+            if u:
+                cached = (u.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
+                usage["input_tokens"] = u["prompt_tokens"] - cached
+                usage["cache_read_tokens"] = cached
+                usage["output_tokens"] = u["completion_tokens"]
+                usage["reasoning_tokens"] = (u.get("completion_tokens_details") or {}).get(
+                    "reasoning_tokens", 0
+                )
+        content: list[dict] = [{"type": "text", "text": "".join(text)}] if text else []
+        for _, t in sorted(tools.items()):
+            raw = "".join(t["args"])
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": t["id"],
+                    "name": t["name"],
+                    "input": json.loads(raw) if raw.strip() else {},
+                }
+            )
+        stop = {
+            "stop": "stop",
+            "tool_calls": "tool_use",
+            "length": "length",
+            "content_filter": "refusal",
+        }.get(finish or "", "other")
+        return {
+            "role": "assistant",
+            "content": content,
+            "usage": usage,
+            "stop_reason": stop,
+            "model": model,
+        }
+
+    blocks: dict[int, dict] = {}
+    parts: dict[int, list[str]] = {}
+    stop_raw = None
+    keys = {
+        "input_tokens": "input_tokens",
+        "cache_read_input_tokens": "cache_read_tokens",
+        "cache_creation_input_tokens": "cache_write_tokens",
+        "output_tokens": "output_tokens",
+    }
+    for o in objs:
+        t = o["type"]
+        if t == "content_block_delta":
+            d = o["delta"]
+            dt = d["type"]
+            if dt == "text_delta":
+                parts[o["index"]].append(d["text"])
+            elif dt == "thinking_delta":
+                parts[o["index"]].append(d["thinking"])
+            elif dt == "input_json_delta":
+                parts[o["index"]].append(d["partial_json"])
+            elif dt == "signature_delta":
+                blocks[o["index"]]["signature"] = d["signature"]
+        elif t == "content_block_start":
+            b = o["content_block"]
+            i = o["index"]
+            parts[i] = []
+            if b["type"] == "text":
+                blocks[i] = {"type": "text"}
+            elif b["type"] == "thinking":
+                blocks[i] = {"type": "thinking", "signature": b.get("signature", "")}
+            elif b["type"] == "redacted_thinking":
+                blocks[i] = {"type": "redacted_thinking", "data": b["data"]}
+            elif b["type"] == "tool_use":
+                blocks[i] = {"type": "tool_use", "id": b["id"], "name": b["name"]}
+        elif t == "message_start":
+            m = o["message"]
+            model = m["model"]
+            for k, v in keys.items():
+                if m["usage"].get(k) is not None:
+                    usage[v] = m["usage"][k]
+        elif t == "message_delta":
+            stop_raw = o["delta"].get("stop_reason")
+            for k, v in keys.items():
+                if (o.get("usage") or {}).get(k) is not None:
+                    usage[v] = o["usage"][k]
+        elif t == "error":
+            raise RuntimeError(o["error"])
+    content = []
+    for i, b in sorted(blocks.items()):
+        s = "".join(parts[i])
+        if b["type"] == "text":
+            content.append({"type": "text", "text": s})
+        elif b["type"] == "thinking":
+            content.append({"type": "thinking", "text": s, "signature": b["signature"]})
+        elif b["type"] == "tool_use":
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": b["id"],
+                    "name": b["name"],
+                    "input": json.loads(s) if s.strip() else {},
+                }
+            )
+        else:
+            content.append(b)
+    stop = {
+        "end_turn": "stop",
+        "stop_sequence": "stop",
+        "tool_use": "tool_use",
+        "max_tokens": "length",
+        "refusal": "refusal",
+        "pause_turn": "pause",
+    }.get(stop_raw or "", "other")
+    return {
+        "role": "assistant",
+        "content": content,
+        "usage": usage,
+        "stop_reason": stop,
+        "model": model,
+    }
+
+
+# --------------------------------------------------------------------------
+# the decoders under test: each takes (wire, chunks) and returns a count
+
+
+def run_panto_events(wire: str, chunks: list[bytes]) -> int:
+    import panto
+
+    dec = panto.StreamDecoder(wire)
+    n = 0
+    for c in chunks:
+        dec.feed(c)
+        for _ev in dec:
+            n += 1
+    dec.close()
+    return n
+
+
+def run_panto_accumulate(wire: str, chunks: list[bytes]) -> int:
+    import panto
+
+    return len(panto.accumulate(panto.decode(wire, chunks)).content)
+
+
+def run_split_json(wire: str, chunks: list[bytes]) -> int:
+    n = 0
+    for _ in payloads(chunks, json.loads):
+        n += 1
+    return n
+
+
+def run_split_orjson(wire: str, chunks: list[bytes]) -> int:
+    import orjson
+
+    n = 0
+    for _ in payloads(chunks, orjson.loads):
+        n += 1
+    return n
+
+
+def run_split_json_accumulate(wire: str, chunks: list[bytes]) -> int:
+    return len(reference_accumulate(wire, payloads(chunks, json.loads))["content"])
+
+
+def _sdk_openai(wire: str, chunks: list[bytes]) -> int:
+    from openai._models import construct_type
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+    from openai.types.chat import ChatCompletionChunk
+
+    state = ChatCompletionStreamState()
+    for obj in payloads(chunks, json.loads):
+        chunk = construct_type(type_=ChatCompletionChunk, value=obj)  # as openai.Stream does
+        for _ev in state.handle_chunk(chunk):
+            pass
+    return len(state.get_final_completion().choices)
+
+
+def _sdk_anthropic(wire: str, chunks: list[bytes]) -> int:
+    from anthropic._models import construct_type
+    from anthropic.lib.streaming._messages import accumulate_event, build_events
+    from anthropic.types import RawMessageStreamEvent
+
+    snapshot = None
+    json_bufs: dict[int, bytes] = {}
+    for obj in payloads(chunks, json.loads):  # ping skipped, as anthropic.Stream does
+        event = construct_type(type_=RawMessageStreamEvent, value=obj)
+        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+        for _ev in build_events(event=event, message_snapshot=snapshot):
+            pass
+    assert snapshot is not None
+    return len(snapshot.content)
+
+
+def run_sdk(wire: str, chunks: list[bytes]) -> int:
+    return (_sdk_openai if wire == "openai-chat" else _sdk_anthropic)(wire, chunks)
+
+
+def sdk_available(wire: str) -> bool:
+    try:
+        if wire == "openai-chat":
+            import openai.lib.streaming.chat  # noqa: F401
+        else:
+            import anthropic.lib.streaming._messages  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def orjson_available() -> bool:
+    try:
+        import orjson  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------
+
+
+def split_chunks(body: bytes, seed: int, lo: int = 1024, hi: int = 4096) -> list[bytes]:
+    rng = random.Random(seed)
+    out, i = [], 0
+    while i < len(body):
+        n = rng.randint(lo, hi)
+        out.append(body[i : i + n])
+        i += n
+    return out
+
+
+def median_time(
+    fn: Callable[[str, list[bytes]], int], wire: str, chunks: list[bytes], n: int
+) -> float:
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn(wire, chunks)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def bench(size: int, runs: int, sdk_runs: int, seed: int = 1, out=sys.stdout) -> dict:
+    """Runs every decoder on both wires; prints a table; returns
+    {wire: {name: MB/s or None}}."""
+    results: dict[str, dict[str, float | None]] = {}
+    for wire in streamgen.WIRES:
+        g = streamgen.generate(wire, size, seed)
+        chunks = split_chunks(g.body, seed)
+        mb = len(g.body) / 1e6
+        # correctness first: panto and the reference agree with the generator
+        import panto
+
+        got = panto.accumulate(panto.decode(wire, chunks)).to_dict()
+        assert got == g.message, f"{wire}: panto's message differs from the generator's"
+        assert reference_accumulate(wire, payloads(chunks, json.loads)) == g.message, (
+            f"{wire}: reference differs"
+        )
+
+        print(
+            f"\n{wire}: {len(g.body):,} bytes, {g.n_events:,} SSE events, {len(chunks):,} chunks of 1-4 KiB",
+            file=out,
+        )
+        row: dict[str, float | None] = {}
+        cases: list[tuple[str, Callable, int, bool]] = [
+            ("panto events", run_panto_events, runs, True),
+            ("panto accumulate", run_panto_accumulate, runs, True),
+            ("split+json.loads", run_split_json, runs, True),
+            ("split+orjson", run_split_orjson, runs, orjson_available()),
+            ("split+json+accum", run_split_json_accumulate, runs, True),
+            ("SDK accumulator", run_sdk, sdk_runs, sdk_available(wire)),
+        ]
+        for name, fn, n, ok in cases:
+            if not ok:
+                row[name] = None
+                hint = "pip install orjson" if "orjson" in name else "pip install openai anthropic"
+                print(f"  {name:<18} skipped ({hint})", file=out)
+                continue
+            t = median_time(fn, wire, chunks, n)
+            row[name] = mb / t
+            print(
+                f"  {name:<18} {mb / t:10.1f} MB/s   (median of {n}: {t * 1e3:8.1f} ms)", file=out
+            )
+        results[wire] = row
+
+        print("  ratios:", file=out)
+        for base, target in TARGETS.items():
+            ours_name = "panto accumulate" if base == "SDK accumulator" else "panto events"
+            ours, ref = row[ours_name], row[base]
+            if ref is None or ours is None:
+                print(f"    {ours_name} / {base}: skipped", file=out)
+                continue
+            ratio = ours / ref
+            verdict = "ok" if ratio >= target else "BELOW TARGET"
+            print(
+                f"    {ours_name:<16} / {base:<16} = {ratio:7.2f}x  (target >= {target:g}x: {verdict})",
+                file=out,
+            )
+        if row.get("split+json+accum"):
+            print(
+                f"    {'panto accumulate':<16} / {'split+json+accum':<16} = "
+                f"{row['panto accumulate'] / row['split+json+accum']:7.2f}x  (info)",
+                file=out,
+            )
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="panto decoding throughput vs Python baselines")
+    ap.add_argument("--quick", action="store_true", help="200 KB bodies, 2 runs: a smoke run")
+    ap.add_argument("--bytes", type=int, help="body size per wire (default 5000000)")
+    ap.add_argument("--runs", type=int, help="runs per decoder, median reported (default 5)")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args(argv)
+    size = args.bytes or (200_000 if args.quick else 5_000_000)
+    runs = args.runs or (2 if args.quick else 5)
+    sdk_runs = min(runs, 3)
+    import panto
+
+    print(
+        f"panto {panto.__version__}, Python {sys.version.split()[0]}, body {size:,} bytes, "
+        f"median of {runs} ({sdk_runs} for the SDKs)"
+    )
+    t0 = time.perf_counter()
+    bench(size, runs, sdk_runs, args.seed)
+    print(f"\ntotal {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
