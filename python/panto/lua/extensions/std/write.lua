@@ -1,0 +1,32 @@
+-- std.write: create or overwrite a file (parents created, atomic replace).
+local function write(input)
+  local path, content = input.path, input.content
+  if type(path) ~= "string" or path == "" then panto.fail("write: 'path' is required") end
+  if type(content) ~= "string" then panto.fail("write: 'content' must be a string") end
+  local st = panto.fs.stat(path)
+  if st and st.type == "directory" then panto.fail(path .. " is a directory") end
+  local n = panto.fs.write(path, content)
+  local lines = select(2, content:gsub("\n", "")) + ((#content > 0 and content:sub(-1) ~= "\n") and 1 or 0)
+  return ("%s %s: %d bytes, %d lines"):format(st and "Overwrote" or "Created", path, n, lines)
+end
+
+return {
+  name = "std.write",
+  activate = function()
+    panto.ext.register_tool {
+      name = "write",
+      description = "Write a file with the given content, replacing it if it exists (atomically: "
+        .. "readers never see a half-written file; an existing file keeps its mode). Missing "
+        .. "parent directories are created. Prefer edit for changing part of an existing file.",
+      schema = {
+        type = "object",
+        properties = {
+          path = { type = "string", description = "Path of the file to write" },
+          content = { type = "string", description = "The complete new content" },
+        },
+        required = { "path", "content" },
+      },
+      handler = write,
+    }
+  end,
+}

@@ -1,0 +1,1026 @@
+"""The process-wide Lua runtime: one ``lupa.lua54`` state on a dedicated
+thread that owns an asyncio event loop (uvloop when installed).
+
+All Lua code runs on that thread.  Every tool call, command, event handler,
+extension activation and script is a Lua coroutine wrapped in ``xpcall`` and
+driven from Python: when Lua yields a tagged request (an ``Op``), the driver
+awaits it on the loop and resumes the coroutine with the result.  Public
+methods may be called from any thread; they are marshalled onto the loop with
+``asyncio.run_coroutine_threadsafe``.
+
+A handler that never yields (pure compute, a blocking C call) blocks every
+other coroutine until it returns: the runtime is cooperative.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import contextvars
+import functools
+import json
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import ExtensionError, ToolError
+from ..tools import TOOL_NAME_RE, ToolCall, ToolDecl, ToolOutput
+from . import batteries
+from .batteries import Multi, Op
+
+__all__ = [
+    "LuaRuntime",
+    "LuaScriptError",
+    "LuaTool",
+    "LuaCommand",
+    "HOOK_EVENTS",
+    "get_runtime",
+    "shutdown_runtime",
+    "panto_home",
+    "rocks_tree",
+    "LUA_VERSION",
+]
+
+log = logging.getLogger("panto.lua")
+T = TypeVar("T")
+
+LUA_VERSION = "5.4.8"
+HOOK_EVENTS = (
+    "session_start",
+    "user_message",
+    "before_tool_call",
+    "after_tool_call",
+    "turn_end",
+    "before_compact",
+)
+_PKG_DIR = Path(__file__).resolve().parent
+
+# per-task context: which entry is activating, which source is evaluating,
+# and the tasks / processes a tool call started (cleaned up when it ends)
+_current_entry: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "panto_lua_entry", default=None
+)
+_evaluating: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "panto_lua_evaluating", default=None
+)
+_call_tasks: contextvars.ContextVar[set[asyncio.Task[Any]] | None] = contextvars.ContextVar(
+    "panto_lua_call_tasks", default=None
+)
+
+
+class LuaScriptError(ExtensionError):
+    """Lua code failed; ``str()`` is the message plus a Lua traceback."""
+
+
+def panto_home() -> Path:
+    env = os.environ.get("PANTO_HOME")
+    if env:
+        return Path(env)
+    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
+    return Path(data) / "panto"
+
+
+def rocks_tree() -> Path:
+    """Where luarocks installs for this Lua version."""
+    return panto_home() / "rocks" / f"lua-{LUA_VERSION}"
+
+
+_promoted = False
+
+
+def _promote_lupa_symbols() -> None:
+    """Make lupa's Lua C API visible to C modules loaded by ``require``."""
+    global _promoted
+    if _promoted:
+        return
+    import ctypes
+
+    import lupa.lua54
+
+    try:
+        ctypes.CDLL(
+            lupa.lua54.__file__,
+            mode=os.RTLD_NOW | os.RTLD_GLOBAL | getattr(os, "RTLD_NOLOAD", 0),
+        )
+    except OSError as e:  # pragma: no cover - platform specific
+        log.warning("could not promote lupa's Lua symbols (C modules will not load): %s", e)
+    _promoted = True
+
+
+def _describe(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        target = f": {e.filename}" if e.filename else ""
+        return f"{e.strerror}{target}"
+    name = type(e).__name__
+    text = str(e)
+    return f"{name}: {text}" if text else name
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if v is None:
+        return ""
+    return str(v)
+
+
+@dataclass
+class LuaTool:
+    decl: ToolDecl
+    handler: Any  # a Lua function
+    entry: str | None
+
+
+@dataclass
+class LuaCommand:
+    name: str
+    description: str
+    handler: Any
+    entry: str | None
+
+
+@dataclass
+class _Hook:
+    fn: Any
+    entry: str | None
+
+
+@dataclass(eq=False)
+class _Batch:
+    tasks: list[asyncio.Task[ToolOutput]] = field(default_factory=list)
+    cancelled: bool = False
+
+
+class LuaRuntime:
+    """One Lua state + one event loop thread.  Use ``get_runtime()`` for the
+    process-wide instance; separate instances exist for tests and benches."""
+
+    def __init__(
+        self,
+        *,
+        use_uvloop: bool = True,
+        interpreter: bool = False,
+        config: Mapping[str, Any] | None = None,
+        thread_name: str = "panto-lua",
+    ) -> None:
+        self.interpreter = interpreter
+        self.tools: dict[str, LuaTool] = {}
+        self.commands: dict[str, LuaCommand] = {}
+        self.hooks: dict[str, list[_Hook]] = {e: [] for e in HOOK_EVENTS}
+        self.warnings: list[str] = []
+        self._processes: set[asyncio.subprocess.Process] = set()
+        self._batches: set[_Batch] = set()
+        self._http: Any = None
+        self._closed = False
+        self._lua_paths: list[str] = []
+        self._lua_cpaths: list[str] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._init_error: BaseException | None = None
+        ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._thread_main, args=(ready, use_uvloop), name=thread_name, daemon=True
+        )
+        self._thread.start()
+        ready.wait()
+        if self._init_error is not None:
+            raise ExtensionError(f"could not start the Lua runtime: {self._init_error}") from (
+                self._init_error
+            )
+        if config is not None:
+            self.set_config(config)
+
+    # ------------------------------------------------------------------
+    # thread plumbing
+
+    def _thread_main(self, ready: threading.Event, use_uvloop: bool) -> None:
+        loop: asyncio.AbstractEventLoop | None = None
+        if use_uvloop:
+            try:
+                import uvloop
+
+                loop = uvloop.new_event_loop()
+            except ImportError:
+                loop = None
+        if loop is None:
+            loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        self._loop = loop
+        try:
+            self._init_lua()
+        except BaseException as e:  # noqa: BLE001 - reported to the creator
+            self._init_error = e
+            ready.set()
+            loop.close()
+            return
+        ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        assert self._loop is not None
+        return self._loop
+
+    def on_loop_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Schedule ``coro`` on the runtime's loop; returns a thread-safe future."""
+        if self._closed:
+            coro.close()
+            raise ExtensionError("the Lua runtime is closed")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coro`` on the loop and wait for it (not from the loop thread)."""
+        if self.on_loop_thread():
+            coro.close()
+            raise RuntimeError("LuaRuntime.run called from the Lua thread: await instead")
+        return self.submit(coro).result(timeout)
+
+    def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call a plain function on the loop thread and wait for its result."""
+        if self.on_loop_thread():
+            return fn(*args)
+
+        async def _c() -> T:
+            return fn(*args)
+
+        return self.run(_c())
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Cancel running work, kill spawned process groups, stop the loop."""
+        if self._closed or self._loop is None or self._loop.is_closed():
+            self._closed = True
+            return
+        if self.on_loop_thread():
+            raise RuntimeError("LuaRuntime.close called from the Lua thread")
+        with contextlib.suppress(Exception):
+            self.run(self._shutdown(), timeout)
+        self._closed = True
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            # drop every Lua reference before the state itself
+            self.tools.clear()
+            self.commands.clear()
+            for hs in self.hooks.values():
+                hs.clear()
+
+    async def _shutdown(self) -> None:
+        for b in list(self._batches):
+            b.cancelled = True
+            for t in b.tasks:
+                t.cancel()
+        me = asyncio.current_task()
+        others = [t for t in asyncio.all_tasks() if t is not me]
+        for t in others:
+            t.cancel()
+        if others:
+            await asyncio.wait(others, timeout=3.0)
+        procs = list(self._processes)
+        if procs:
+            await asyncio.gather(
+                *(batteries.kill_group(p, 0.2) for p in procs), return_exceptions=True
+            )
+        if self._http is not None:
+            with contextlib.suppress(Exception):
+                await self._http.aclose()
+            self._http = None
+
+    def __enter__(self) -> LuaRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------
+    # Lua state
+
+    def _init_lua(self) -> None:
+        _promote_lupa_symbols()
+        import lupa.lua54 as lupa54
+
+        self._lupa = lupa54
+        lua = lupa54.LuaRuntime(
+            encoding=None,
+            unpack_returned_tuples=True,
+            register_eval=False,
+            register_builtins=False,
+        )
+        self.lua = lua
+        g = lua.globals()
+        g.python = None
+        lua.execute(b"package.loaded.python = nil")
+        host = self._make_host()
+        prelude = (_PKG_DIR / "prelude.lua").read_bytes()
+        loader = lua.eval(b"function(src, name) return assert(load(src, name, 't')) end")
+        self.rt = loader(prelude, b"@" + str(_PKG_DIR / "prelude.lua").encode())(host)
+        self._null = self.rt.null
+        self._objects = self.rt.objects
+        self._lua_type = lupa54.lua_type
+        self._mark_array = self.rt.mark_array
+        self._mark_object = self.rt.mark_object
+        self._kind = self.rt.kind
+        self._table_from = lua.table_from
+        self._new_table = lua.table
+        tree = rocks_tree()
+        self._lua_paths = [
+            f"{tree}/share/lua/5.4/?.lua",
+            f"{tree}/share/lua/5.4/?/init.lua",
+        ]
+        self._lua_cpaths = [f"{tree}/lib/lua/5.4/?.so"]
+        if self.interpreter:
+            self._lua_paths += ["./?.lua", "./?/init.lua"]
+            self._lua_cpaths += ["./?.so"]
+            # a real interpreter: os.exit works (the CLI exits through it)
+            lua.execute(b"local rt = ... ; os.exit = rt.real_exit", self.rt)
+        self._apply_paths()
+
+    def _apply_paths(self) -> None:
+        pkg = self.lua.globals().package
+        pkg.path = ";".join(self._lua_paths).encode()
+        pkg.cpath = ";".join(self._lua_cpaths).encode()
+
+    def add_lua_path(self, directory: str | os.PathLike[str]) -> None:
+        """Let ``require`` find modules in ``directory`` (``?.lua``, ``?/init.lua``)."""
+        d = str(directory)
+
+        def _add() -> None:
+            for pat in (f"{d}/?.lua", f"{d}/?/init.lua"):
+                if pat not in self._lua_paths:
+                    self._lua_paths.insert(0, pat)
+            self._apply_paths()
+
+        self.call(_add)
+
+    @property
+    def package_path(self) -> str:
+        return self.call(lambda: _text(self.lua.globals().package.path))
+
+    @property
+    def package_cpath(self) -> str:
+        return self.call(lambda: _text(self.lua.globals().package.cpath))
+
+    def set_config(self, config: Mapping[str, Any]) -> None:
+        """Replace the read-only ``panto.config`` view."""
+        self._config = dict(config)
+        self.call(lambda: self.rt.set_config(self.to_lua(self._config, drop_null=True)))
+
+    # ------------------------------------------------------------------
+    # conversion (loop thread only)
+
+    def to_lua(self, v: Any, *, drop_null: bool = False) -> Any:
+        if isinstance(v, str):
+            return v.encode("utf-8", "surrogateescape")
+        if v is None:
+            return self._null
+        if isinstance(v, (bool, int, float, bytes)):
+            return v
+        if isinstance(v, Mapping):
+            d = {}
+            for k, x in v.items():
+                if x is None and drop_null:
+                    continue
+                key = k.encode("utf-8", "surrogateescape") if isinstance(k, str) else k
+                d[key] = self.to_lua(x, drop_null=drop_null)
+            return self._mark_object(self._table_from(d))
+        if isinstance(v, (list, tuple)):
+            t = self._table_from([self.to_lua(x, drop_null=drop_null) for x in v])
+            return self._mark_array(t)
+        if self._lua_type(v) is not None:
+            return v
+        return v
+
+    def from_lua(self, v: Any, _depth: int = 0) -> Any:
+        if isinstance(v, bytes):
+            return v.decode("utf-8", "replace")
+        lt = self._lua_type(v)
+        if lt is None:
+            return v
+        if lt != "table":
+            return v  # functions, threads, userdata stay Lua objects
+        if _depth > 200:
+            raise ToolError("Lua table nested too deeply")
+        kind = self._kind(v)
+        if kind == b"null":
+            return None
+        if kind == b"array":
+            return [self.from_lua(v[i], _depth + 1) for i in range(1, len(v) + 1)]
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            key = k.decode("utf-8", "replace") if isinstance(k, bytes) else str(k)
+            out[key] = self.from_lua(x, _depth + 1)
+        return out
+
+    # ------------------------------------------------------------------
+    # the driver
+
+    async def drive(self, fn: Any, *args: Any, convert: Callable[[Any], Any] | None = None) -> Any:
+        """Run Lua ``fn(*args)`` as a coroutine until it finishes; return its
+        result (a tuple when it returns several values), passed through
+        ``convert`` while the coroutine is still alive (Lua values must not
+        outlive it: convert them to Python here).  Cancelling the awaiting
+        task closes the coroutine (its ``<close>`` handlers run)."""
+        co = fn.coroutine(*args)
+        try:
+            try:
+                res = co.send(None)
+            except StopIteration:
+                res = None
+            while co:
+                if type(res) is tuple and len(res) == 2 and isinstance(res[1], Op):
+                    try:
+                        value = await res[1].run()
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception as e:  # noqa: BLE001 - becomes a Lua error
+                        res = co.send((False, _describe(e).encode()))
+                        continue
+                    try:
+                        if isinstance(value, Multi):
+                            res = co.send((True, *value))
+                        else:
+                            res = co.send((True, value))
+                    except StopIteration:
+                        res = None
+                else:
+                    # a bare coroutine.yield(): let others run, then resume
+                    await asyncio.sleep(0)
+                    try:
+                        res = co.send(None)
+                    except StopIteration:
+                        res = None
+            return convert(res) if convert is not None else res
+        except BaseException:
+            if co:
+                try:
+                    self.rt.close(co)
+                except Exception as e:  # noqa: BLE001
+                    log.warning("closing a cancelled Lua coroutine failed: %s", e)
+            raise
+
+    def _convert_results(self, res: Any) -> tuple[bool, Any]:
+        if not isinstance(res, tuple):
+            res = (res,)
+        if not res[0]:
+            return False, _text(res[1] if len(res) > 1 else b"error")
+        return True, [self.from_lua(r) for r in res[1:]]
+
+    async def run_lua(self, fn: Any, *args: Any) -> list[Any]:
+        """``drive(rt.run, fn, *args)``: raises LuaScriptError on a Lua error,
+        returns the Lua results converted to Python values."""
+        ok, val = await self.drive(self.rt.run, fn, *args, convert=self._convert_results)
+        if not ok:
+            raise LuaScriptError(val)
+        return val  # type: ignore[no-any-return]
+
+    def _load(self, source: str | bytes, chunkname: str) -> Any:
+        src = source.encode() if isinstance(source, str) else source
+        res = self.rt.load(src, chunkname.encode())
+        if isinstance(res, tuple):
+            fn, err = res[0], res[1] if len(res) > 1 else None
+        else:
+            fn, err = res, None
+        if fn is None:
+            raise LuaScriptError(_text(err))
+        return fn
+
+    async def execute_async(
+        self, source: str | bytes, *args: Any, chunkname: str = "=(panto)"
+    ) -> list[Any]:
+        fn = self._load(source, chunkname)
+        return await self.run_lua(fn, *(self.to_lua(a) for a in args))
+
+    def execute(self, source: str | bytes, *args: Any, chunkname: str = "=(panto)") -> list[Any]:
+        """Run a chunk as a coroutine (so it may sleep, spawn, …); return its
+        results converted to Python.  Raises LuaScriptError."""
+        return self.run(self.execute_async(source, *args, chunkname=chunkname))
+
+    def eval(self, expr: str) -> Any:
+        res = self.execute("return " + expr)
+        return res[0] if res else None
+
+    # ------------------------------------------------------------------
+    # the host table (Python functions the prelude builds on)
+
+    def _make_host(self) -> Any:
+        # The Lua state keeps these closures alive; they must not keep the
+        # runtime alive in turn (a lupa runtime collected inside a reference
+        # cycle can crash the GC), so they see it through a weak proxy.
+        self = weakref.proxy(self)  # noqa: PLW0642
+
+        def sync(fn: Callable[..., Any]) -> Callable[..., Any]:
+            def wrapper(*args: Any) -> Any:
+                try:
+                    return (True, fn(*args))
+                except Exception as e:  # noqa: BLE001 - becomes a Lua error
+                    return (False, _describe(e).encode())
+
+            return wrapper
+
+        def op(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Op]:
+            # arguments are converted now, while their coroutine runs
+            def wrapper(*args: Any) -> Op:
+                py = [self.from_lua(a) for a in args]
+                return Op(lambda: fn(*py))
+
+            return wrapper
+
+        def s(v: Any) -> str:
+            return _text(v)
+
+        def fs_read(path: bytes, opts: Any = None) -> bytes:
+            o = self.from_lua(opts) if opts is not None else {}
+            with open(s(path), "rb") as f:
+                if o.get("offset"):
+                    f.seek(int(o["offset"]))
+                limit = o.get("limit")
+                return f.read(int(limit)) if limit is not None else f.read()
+
+        def fs_write(path: bytes, data: bytes, opts: Any = None) -> int:
+            o = self.from_lua(opts) if opts is not None else {}
+            if isinstance(data, str):
+                data = data.encode()
+            mode = o.get("mode")
+            return batteries.fs_write_atomic(
+                s(path),
+                data,
+                mkdir=o.get("mkdir", True),
+                atomic=o.get("atomic", True),
+                mode=int(mode) if mode is not None else None,
+            )
+
+        def fs_stat(path: bytes) -> Any:
+            import stat as st
+
+            try:
+                r = os.stat(s(path))
+            except FileNotFoundError:
+                return None
+            except NotADirectoryError:
+                return None
+            kind = (
+                "directory"
+                if st.S_ISDIR(r.st_mode)
+                else "file"
+                if st.S_ISREG(r.st_mode)
+                else "symlink"
+                if st.S_ISLNK(r.st_mode)
+                else "other"
+            )
+            return self.to_lua(
+                {
+                    "type": kind,
+                    "size": r.st_size,
+                    "mode": st.S_IMODE(r.st_mode),
+                    "mtime": r.st_mtime,
+                    "path": os.path.abspath(s(path)),
+                }
+            )
+
+        def fs_list(path: bytes) -> Any:
+            return self.to_lua(sorted(os.listdir(s(path))))
+
+        def fs_mkdir(path: bytes, opts: Any = None) -> bool:
+            o = self.from_lua(opts) if opts is not None else {}
+            if o.get("parents", True):
+                os.makedirs(s(path), exist_ok=True)
+            else:
+                os.mkdir(s(path))
+            return True
+
+        def fs_remove(path: bytes, opts: Any = None) -> bool:
+            import shutil
+
+            o = self.from_lua(opts) if opts is not None else {}
+            p = s(path)
+            if os.path.isdir(p) and not os.path.islink(p):
+                if o.get("recursive"):
+                    shutil.rmtree(p)
+                else:
+                    os.rmdir(p)
+            else:
+                os.unlink(p)
+            return True
+
+        def fs_glob(pattern: bytes, opts: Any = None) -> Any:
+            o = self.from_lua(opts) if opts is not None else {}
+            return self.to_lua(batteries.fs_glob(s(pattern), o.get("cwd"), bool(o.get("hidden"))))
+
+        def json_decode(text: bytes) -> Any:
+            return self.to_lua(json.loads(text))
+
+        async def sleep(ms: Any = 0) -> None:
+            await asyncio.sleep(max(0.0, float(ms or 0)) / 1000.0)
+
+        async def spawn(o: Any = None) -> Any:
+            if not isinstance(o, dict):
+                raise ToolError("panto.process.spawn expects a table {cmd, args | shell, ...}")
+            if o.get("shell") is not None:
+                argv = ["/bin/sh", "-c", str(o["shell"])]
+            elif o.get("cmd"):
+                args = o.get("args") or []
+                if not isinstance(args, list):
+                    raise ToolError("panto.process.spawn: 'args' must be a list")
+                argv = [str(o["cmd"]), *(str(a) for a in args)]
+            else:
+                raise ToolError("panto.process.spawn needs 'cmd' (with 'args') or 'shell'")
+            env = o.get("env")
+            stdin = o.get("stdin")
+            timeout = o.get("timeout")
+            limit = o.get("output_limit")
+            result = await batteries.spawn_process(
+                argv,
+                cwd=o.get("cwd"),
+                env={str(k): str(v) for k, v in env.items()} if env else None,
+                stdin=stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else None,
+                timeout=float(timeout) if timeout is not None else None,
+                merge_stderr=bool(o.get("merge_stderr")),
+                output_limit=int(limit) if limit is not None else None,
+                grace=float(o.get("kill_grace", batteries.KILL_GRACE)),
+                registry=self._processes,
+            )
+            return self.to_lua(result, drop_null=True)
+
+        async def http_request(o: Any = None) -> Any:
+            if not isinstance(o, dict) or not o.get("url"):
+                raise ToolError("panto.http.request expects a table with 'url'")
+            client = await self._http_client()
+            body = o.get("body")
+            kwargs: dict[str, Any] = {}
+            if o.get("json") is not None:
+                kwargs["json"] = o["json"]
+            elif body is not None:
+                kwargs["content"] = (
+                    body.encode("utf-8", "surrogateescape") if isinstance(body, str) else body
+                )
+            timeout = o.get("timeout", 30.0)
+            resp = await client.request(
+                str(o.get("method", "GET")).upper(),
+                str(o["url"]),
+                headers=o.get("headers") or None,
+                timeout=float(timeout) if timeout is not None else None,
+                follow_redirects=bool(o.get("follow_redirects", True)),
+                **kwargs,
+            )
+            return self.to_lua(
+                {
+                    "status": resp.status_code,
+                    "headers": {k.lower(): v for k, v in resp.headers.items()},
+                    "body": resp.content,
+                    "url": str(resp.url),
+                }
+            )
+
+        def future() -> Op:
+            fut: asyncio.Future[Any] = self.loop.create_future()
+            o = Op(lambda: fut)
+            o.future = fut
+            return o
+
+        def resolve(o: Op) -> None:
+            fut = o.future
+            if not fut.done():
+                fut.set_result(None)
+
+        def task_spawn(fid: int) -> Any:
+            fn = self._objects[fid]
+            self._objects[fid] = None
+            task = self.loop.create_task(self.drive(self.rt.run, fn, convert=self._convert_results))
+            tasks = _call_tasks.get()
+            if tasks is not None:
+                tasks.add(task)
+            return task
+
+        def task_wait(task: asyncio.Task[Any]) -> Op:
+            async def _w() -> None:
+                ok, val = await asyncio.shield(task)
+                if not ok:
+                    raise LuaScriptError(val)
+
+            return Op(_w)
+
+        def task_cancel(task: asyncio.Task[Any]) -> None:
+            task.cancel()
+
+        def log_(level: bytes, msg: bytes) -> None:
+            entry = _current_entry.get()
+            name = f"panto.lua.{entry}" if entry else "panto.lua"
+            logging.getLogger(name).log(logging.getLevelName(s(level).upper()), "%s", s(msg))
+
+        def evaluating() -> Any:
+            ev = _evaluating.get()
+            return ev.encode() if ev else None
+
+        def register_tool(name: Any, desc: Any, schema: bytes, hid: int, timeout: Any) -> Any:
+            try:
+                self._register_tool(
+                    s(name), s(desc), json.loads(schema), self._objects[hid], timeout
+                )
+            except (ToolError, ValueError) as e:
+                return (False, str(e).encode())
+            return (True,)
+
+        def register_command(name: Any, desc: Any, hid: int) -> Any:
+            n = s(name).lstrip("/")
+            if not n or any(c.isspace() for c in n):
+                return (False, f"invalid command name {n!r}".encode())
+            self.commands[n] = LuaCommand(n, s(desc), self._objects[hid], _current_entry.get())
+            return (True,)
+
+        def register_hook(event: bytes, hid: int) -> None:
+            self.hooks[s(event)].append(_Hook(self._objects[hid], _current_entry.get()))
+
+        funcs: dict[bytes, Any] = {
+            b"fs_read": sync(fs_read),
+            b"fs_write": sync(fs_write),
+            b"fs_stat": sync(fs_stat),
+            b"fs_list": sync(fs_list),
+            b"fs_mkdir": sync(fs_mkdir),
+            b"fs_remove": sync(fs_remove),
+            b"fs_glob": sync(fs_glob),
+            b"json_decode": sync(json_decode),
+            b"sleep": op(sleep),
+            b"now": time.time,
+            b"monotonic": time.monotonic,
+            b"spawn": op(spawn),
+            b"http_request": op(http_request),
+            b"future": future,
+            b"resolve": resolve,
+            b"task_spawn": task_spawn,
+            b"task_wait": task_wait,
+            b"task_cancel": task_cancel,
+            b"log": log_,
+            b"evaluating": evaluating,
+            b"register_tool": register_tool,
+            b"register_command": register_command,
+            b"register_hook": register_hook,
+            b"version": _version().encode(),
+        }
+        return self.lua.table_from(funcs)
+
+    async def _http_client(self) -> Any:
+        if self._http is None:
+            import httpx  # heavy: imported on first use
+
+            self._http = httpx.AsyncClient()
+        return self._http
+
+    def _register_tool(
+        self, name: str, description: str, schema: Any, handler: Any, timeout: Any
+    ) -> None:
+        if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
+            raise ToolError(f"invalid tool name {name!r}: must match {TOOL_NAME_RE.pattern}")
+        if not isinstance(schema, dict):
+            raise ToolError(f"tool {name}: schema must be a JSON object")
+        if name in self.tools:
+            prev = self.tools[name].entry
+            self.warnings.append(
+                f"tool {name} registered by {prev or '?'} replaced by {_current_entry.get() or '?'}"
+            )
+        t = float(timeout) if timeout is not None else None
+        self.tools[name] = LuaTool(
+            ToolDecl(name, description, schema, t), handler, _current_entry.get()
+        )
+
+    # ------------------------------------------------------------------
+    # tools
+
+    def decls(self) -> list[ToolDecl]:
+        return [t.decl for t in list(self.tools.values())]
+
+    async def call_tool(self, call: ToolCall, timeout: float | None = None) -> ToolOutput:
+        """Run one tool call (on the loop).  Never raises except on cancel."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            return ToolOutput(f"unknown tool: {call.name}", True)
+        if timeout is None:
+            timeout = tool.decl.timeout
+        tasks: set[asyncio.Task[Any]] = set()
+        token = _call_tasks.set(tasks)
+        try:
+            inp = self.to_lua(call.input, drop_null=True)
+            ctx = self.to_lua({"id": call.id, "tool": call.name, "cwd": os.getcwd()})
+            coro = self.drive(self.rt.run_tool, tool.handler, inp, ctx)
+            try:
+                if timeout is not None:
+                    res = await asyncio.wait_for(coro, timeout)
+                else:
+                    res = await coro
+            except asyncio.TimeoutError:
+                return ToolOutput(
+                    f"tool {call.name} timed out after {timeout:g} s (cancelled)", True
+                )
+            except Exception as e:  # noqa: BLE001 - a failing tool is an is_error result
+                return ToolOutput(f"tool {call.name} failed: {_describe(e)}", True)
+            content, is_error = res
+            return ToolOutput(_text(content), bool(is_error))
+        finally:
+            _call_tasks.reset(token)
+            for t in tasks:
+                if not t.done():
+                    t.cancel()
+
+    async def _run_batch(
+        self, batch: _Batch, calls: Sequence[ToolCall], timeouts: Sequence[float | None]
+    ) -> list[ToolOutput]:
+        batch.tasks = [self.loop.create_task(self.call_tool(c, t)) for c, t in zip(calls, timeouts)]
+        self._batches.add(batch)
+        if batch.cancelled:
+            for t in batch.tasks:
+                t.cancel()
+        try:
+            results = await asyncio.gather(*batch.tasks, return_exceptions=True)
+        finally:
+            self._batches.discard(batch)
+        out: list[ToolOutput] = []
+        for r in results:
+            if isinstance(r, asyncio.CancelledError):
+                out.append(ToolOutput("cancelled", True))
+            elif isinstance(r, BaseException):
+                out.append(ToolOutput(f"internal error: {_describe(r)}", True))
+            else:
+                out.append(r)
+        return out
+
+    def invoke_batch(
+        self,
+        calls: Sequence[ToolCall],
+        timeouts: Sequence[float | None] | None = None,
+        *,
+        batch: _Batch | None = None,
+    ) -> list[ToolOutput]:
+        """Run the calls concurrently as coroutines; results in order.
+        Blocking; call from any thread but the Lua thread."""
+        if not calls:
+            return []
+        ts = list(timeouts) if timeouts is not None else [None] * len(calls)
+        b = batch or _Batch()
+        return self.run(self._run_batch(b, calls, ts))
+
+    def new_batch(self) -> _Batch:
+        return _Batch()
+
+    def cancel_batch(self, batch: _Batch) -> None:
+        """Cancel a batch from any thread (its calls end as 'cancelled')."""
+
+        def _cancel() -> None:
+            batch.cancelled = True
+            for t in batch.tasks:
+                t.cancel()
+
+        with contextlib.suppress(RuntimeError):
+            self.loop.call_soon_threadsafe(_cancel)
+
+    # ------------------------------------------------------------------
+    # commands and events
+
+    def run_command(self, name: str, args: str = "") -> str:
+        cmd = self.commands.get(name.lstrip("/"))
+        if cmd is None:
+            raise ExtensionError(f"unknown command /{name.lstrip('/')}")
+
+        async def _run() -> str:
+            token = _current_entry.set(cmd.entry)
+            try:
+                res = await self.run_lua(cmd.handler, args.encode(), self.to_lua({"name": name}))
+            finally:
+                _current_entry.reset(token)
+            if not res or res[0] is None:
+                return ""
+            v = res[0]
+            if isinstance(v, (dict, list)):
+                return json.dumps(v)
+            return str(v)
+
+        return self.run(_run())
+
+    async def emit_async(
+        self, event: str, payload: Mapping[str, Any], *, timeout: float | None = 30.0
+    ) -> list[tuple[str | None, Any, str | None]]:
+        """Call every handler of ``event`` in registration order with the
+        payload; return ``(entry, result, error)`` per handler (results
+        converted to Python).  Handler errors are reported, not raised."""
+        if event not in self.hooks:
+            raise ExtensionError(f"unknown event {event!r}")
+        out: list[tuple[str | None, Any, str | None]] = []
+        for h in list(self.hooks[event]):
+            token = _current_entry.set(h.entry)
+            try:
+                coro = self.run_lua(h.fn, self.to_lua(payload, drop_null=True))
+                res = await asyncio.wait_for(coro, timeout) if timeout else await coro
+                out.append((h.entry, res[0] if res else None, None))
+            except asyncio.TimeoutError:
+                out.append((h.entry, None, f"{event} handler timed out after {timeout:g} s"))
+            except LuaScriptError as e:
+                out.append((h.entry, None, str(e)))
+            finally:
+                _current_entry.reset(token)
+        for entry, _, err in out:
+            if err:
+                log.warning("%s handler of %s failed: %s", event, entry or "?", err)
+        return out
+
+    def emit(
+        self, event: str, payload: Mapping[str, Any], *, timeout: float | None = 30.0
+    ) -> list[tuple[str | None, Any, str | None]]:
+        """Blocking ``emit_async`` (any thread but the Lua thread)."""
+        if not self.hooks.get(event):
+            if event not in self.hooks:
+                raise ExtensionError(f"unknown event {event!r}")
+            return []
+        return self.run(self.emit_async(event, payload, timeout=timeout))
+
+    def has_handlers(self, event: str) -> bool:
+        return bool(self.hooks.get(event))
+
+    # ------------------------------------------------------------------
+    # extensions
+
+    async def eval_source_async(self, path: str | os.PathLike[str]) -> list[tuple[str, Any]]:
+        """Evaluate a source file (nothing may register); return its entries
+        as ``(name, activate)`` pairs."""
+        p = str(path)
+        try:
+            src = Path(p).read_bytes()
+        except OSError as e:
+            raise ExtensionError(f"{p}: {_describe(e)}") from e
+        fn = self._load(src, "@" + p)
+        token = _evaluating.set(p)
+        try:
+            # evaluate and normalize in one coroutine: the returned table
+            # never leaves it
+            res = await self.run_lua(self.rt.eval_entries, fn, p.encode())
+        finally:
+            _evaluating.reset(token)
+        return [(e["name"], e["id"]) for e in res[0]]
+
+    async def activate_async(
+        self, name: str, activate: int, config: Mapping[str, Any] | None = None
+    ) -> None:
+        """Call an entry's ``activate`` (by the id ``eval_source_async`` gave)."""
+        fn = self._objects[activate]
+        token = _current_entry.set(name)
+        try:
+            await self.run_lua(fn, self.to_lua(dict(config or {}), drop_null=True))
+        finally:
+            _current_entry.reset(token)
+
+
+@functools.lru_cache(maxsize=1)
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("panto")
+    except Exception:  # noqa: BLE001
+        return "0.0.0"
+
+
+# ----------------------------------------------------------------------
+# the process-wide runtime
+
+_global: LuaRuntime | None = None
+_global_lock = threading.Lock()
+_all: weakref.WeakSet[LuaRuntime] = weakref.WeakSet()
+
+
+def get_runtime(**kwargs: Any) -> LuaRuntime:
+    """The one runtime of this process (created on first use)."""
+    global _global
+    with _global_lock:
+        if _global is None or _global._closed:
+            _global = LuaRuntime(**kwargs)
+            _all.add(_global)
+        return _global
+
+
+def shutdown_runtime() -> None:
+    global _global
+    with _global_lock:
+        rt, _global = _global, None
+    if rt is not None:
+        rt.close()
+
+
+@atexit.register
+def _atexit() -> None:  # pragma: no cover - process exit
+    shutdown_runtime()
+
+
+def _iter_runtimes() -> Iterable[LuaRuntime]:  # for tests
+    return list(_all)

@@ -1,0 +1,219 @@
+"""``panto-lua``: the Lua runtime as one ``ToolSource``, plus the extension
+event hooks the agent calls (``LuaToolSource.hooks``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
+from .runtime import LuaRuntime, get_runtime
+
+__all__ = ["LuaToolSource", "LuaHooks", "HookDecision"]
+
+
+class HookDecision:
+    """What ``before_tool_call`` handlers decided: run ``call`` (possibly with
+    rewritten input), or block it with ``reason``."""
+
+    __slots__ = ("call", "blocked", "reason")
+
+    def __init__(self, call: ToolCall, blocked: bool = False, reason: str = "") -> None:
+        self.call = call
+        self.blocked = blocked
+        self.reason = reason
+
+    def output(self) -> ToolOutput:
+        """The result to report for a blocked call."""
+        return ToolOutput(f"tool call blocked: {self.reason or 'blocked by an extension'}", True)
+
+
+class LuaHooks:
+    """Extension events, for the agent to call at the matching moments.
+
+    All methods are blocking, thread-safe, cheap when no handler is
+    registered (no hop to the Lua thread), and never raise for a handler's
+    error (logged; except ``before_tool_call``, which fails closed: a handler
+    error blocks the call with the error as the reason).
+    """
+
+    def __init__(self, runtime: LuaRuntime) -> None:
+        self.runtime = runtime
+
+    def _emit(self, event: str, payload: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+        if not self.runtime.has_handlers(event):
+            return []
+        return self.runtime.emit(event, payload)
+
+    def session_start(self, info: Mapping[str, Any] | None = None) -> None:
+        """Once per session (new or resumed): ``{session_id, cwd, model, resumed}``."""
+        self._emit("session_start", dict(info or {}))
+
+    def user_message(self, text: str) -> str:
+        """Before a user prompt is submitted.  A handler may return a string
+        (or ``{text=...}``) to replace the prompt; returns the final text."""
+        for _, res, _ in self._emit("user_message", {"text": text}):
+            if isinstance(res, str):
+                text = res
+            elif isinstance(res, dict) and isinstance(res.get("text"), str):
+                text = res["text"]
+        return text
+
+    def before_tool_call(self, call: ToolCall) -> HookDecision:
+        """Before ANY tool call runs (Lua or native).  Handlers get
+        ``{id, name, input}`` and may return ``{block=true, reason=...}`` or
+        ``{input={...}}`` (rewritten input; later handlers see it)."""
+        decision = HookDecision(call)
+        if not self.runtime.has_handlers("before_tool_call"):
+            return decision
+        for h in list(self.runtime.hooks["before_tool_call"]):
+            res = self.runtime.run(self._one_before(h, decision.call))
+            if res is None:
+                continue
+            entry, value, err = res
+            if err:
+                return HookDecision(
+                    decision.call, True, f"before_tool_call handler of {entry} failed: {err}"
+                )
+            if isinstance(value, dict):
+                if value.get("block"):
+                    return HookDecision(decision.call, True, str(value.get("reason") or ""))
+                new_input = value.get("input")
+                if isinstance(new_input, dict):
+                    decision = HookDecision(replace(decision.call, input=new_input))
+        return decision
+
+    async def _one_before(self, h: Any, call: ToolCall) -> tuple[Any, Any, Any] | None:
+        rt = self.runtime
+        from .runtime import LuaScriptError, _current_entry
+
+        token = _current_entry.set(h.entry)
+        try:
+            res = await rt.run_lua(
+                h.fn, rt.to_lua({"id": call.id, "name": call.name, "input": call.input})
+            )
+            return (h.entry, res[0] if res else None, None)
+        except LuaScriptError as e:
+            return (h.entry, None, str(e))
+        finally:
+            _current_entry.reset(token)
+
+    def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        """After a tool call finished (also errors).  Handlers get
+        ``{id, name, input, content, is_error}`` and may return a string
+        (new content) or ``{content=..., is_error=...}``."""
+        if not self.runtime.has_handlers("after_tool_call"):
+            return output
+        for h in list(self.runtime.hooks["after_tool_call"]):
+            payload = {
+                "id": call.id,
+                "name": call.name,
+                "input": call.input,
+                "content": output.content,
+                "is_error": output.is_error,
+            }
+            res = self.runtime.run(self._one(h, "after_tool_call", payload))
+            _, value, _ = res
+            if isinstance(value, str):
+                output = ToolOutput(value, output.is_error)
+            elif isinstance(value, dict):
+                output = ToolOutput(
+                    str(value.get("content", output.content)),
+                    bool(value.get("is_error", output.is_error)),
+                )
+        return output
+
+    async def _one(self, h: Any, event: str, payload: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+        rt = self.runtime
+        from .runtime import LuaScriptError, _current_entry
+
+        token = _current_entry.set(h.entry)
+        try:
+            res = await rt.run_lua(h.fn, rt.to_lua(dict(payload)))
+            return (h.entry, res[0] if res else None, None)
+        except LuaScriptError as e:
+            import logging
+
+            logging.getLogger("panto.lua").warning("%s handler of %s failed: %s", event, h.entry, e)
+            return (h.entry, None, str(e))
+        finally:
+            _current_entry.reset(token)
+
+    def turn_end(self, info: Mapping[str, Any] | None = None) -> None:
+        """After the final ``MessageComplete`` of a turn (or its error/cancel):
+        ``{stop_reason, usage, cancelled, error}``."""
+        self._emit("turn_end", dict(info or {}))
+
+    def before_compact(self, info: Mapping[str, Any] | None = None) -> str | None:
+        """Before compaction: ``{prompt, messages}``.  A handler may return a
+        string (or ``{prompt=...}``): the compaction prompt to use.  Returns
+        the last one given, or None."""
+        prompt: str | None = None
+        for _, res, _ in self._emit("before_compact", dict(info or {})):
+            if isinstance(res, str):
+                prompt = res
+            elif isinstance(res, dict) and isinstance(res.get("prompt"), str):
+                prompt = res["prompt"]
+        return prompt
+
+
+class LuaToolSource(ToolSource):
+    """All Lua-registered tools, run as coroutines on the runtime's loop.
+
+    ``default_timeout`` (seconds) applies to tools whose declaration has no
+    ``timeout``; ``timeouts`` maps tool names to timeouts and wins over both.
+    """
+
+    name = "panto-lua"
+
+    def __init__(
+        self,
+        runtime: LuaRuntime | None = None,
+        *,
+        default_timeout: float | None = None,
+        timeouts: Mapping[str, float] | None = None,
+    ) -> None:
+        self.runtime = runtime or get_runtime()
+        self.default_timeout = default_timeout
+        self.timeouts = dict(timeouts or {})
+        self.hooks = LuaHooks(self.runtime)
+        self._lock = threading.Lock()
+        self._running: list[Any] = []
+
+    def decls(self) -> Sequence[ToolDecl]:
+        return self.runtime.decls()
+
+    def _timeout(self, name: str) -> float | None:
+        if name in self.timeouts:
+            return self.timeouts[name]
+        tool = self.runtime.tools.get(name)
+        if tool is not None and tool.decl.timeout is not None:
+            return tool.decl.timeout
+        return self.default_timeout
+
+    def invoke_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
+        batch = self.runtime.new_batch()
+        with self._lock:
+            self._running.append(batch)
+        try:
+            return self.runtime.invoke_batch(
+                calls, [self._timeout(c.name) for c in calls], batch=batch
+            )
+        finally:
+            with self._lock:
+                self._running.remove(batch)
+
+    def cancel(self) -> None:
+        with self._lock:
+            running = list(self._running)
+        for b in running:
+            self.runtime.cancel_batch(b)
+
+    def commands(self) -> dict[str, str]:
+        """Lua-registered slash commands: name -> description."""
+        return {n: c.description for n, c in self.runtime.commands.items()}
+
+    def run_command(self, name: str, args: str = "") -> str:
+        return self.runtime.run_command(name, args)
