@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 __all__ = [
-    "Usage",
+    "STOP_REASONS",
+    "Block",
+    "Conversation",
+    "Message",
+    "RedactedThinking",
+    "Role",
     "Text",
     "Thinking",
-    "RedactedThinking",
-    "ToolUse",
     "ToolResultBlock",
-    "Block",
-    "Message",
-    "Conversation",
-    "Role",
-    "STOP_REASONS",
+    "ToolUse",
+    "Usage",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -124,7 +124,7 @@ class ToolResultBlock:
     is_error: bool = False
 
 
-Block = Union[Text, Thinking, RedactedThinking, ToolUse, ToolResultBlock]
+Block = Union[Text, Thinking, RedactedThinking, ToolUse, ToolResultBlock]  # noqa: UP007 - runtime alias
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 __all__ = [
-    "PantoError",
-    "DecodeError",
-    "TruncatedStream",
-    "ProviderError",
     "ConfigError",
-    "ToolError",
+    "DecodeError",
     "ExtensionError",
+    "PantoError",
+    "ProviderError",
     "SessionError",
+    "ToolError",
+    "TruncatedStream",
 ]
 
 

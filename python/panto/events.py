@@ -13,18 +13,18 @@ from typing import Any, Literal, Union
 from .conversation import Block, Message, ToolUse, Usage
 
 __all__ = [
-    "BlockKind",
-    "MessageStart",
-    "BlockStart",
-    "ToolDetails",
-    "ContentDelta",
     "BlockComplete",
+    "BlockKind",
+    "BlockStart",
+    "ContentDelta",
+    "Event",
     "MessageComplete",
-    "ToolCallStart",
-    "ToolResult",
+    "MessageStart",
     "ProviderRetry",
     "SSEEvent",
-    "Event",
+    "ToolCallStart",
+    "ToolDetails",
+    "ToolResult",
     "event_to_dict",
 ]
 
@@ -113,7 +113,7 @@ class SSEEvent:
     retry: int | None
 
 
-Event = Union[
+Event = Union[  # noqa: UP007 - a runtime alias
     MessageStart,
     BlockStart,
     ToolDetails,
@@ -148,9 +148,7 @@ def event_to_dict(ev: Event) -> dict[str, Any]:
     d: dict[str, Any] = {"type": _TYPE_NAMES[type(ev)]}
     for name in ev.__slots__:  # type: ignore[union-attr]
         value = getattr(ev, name)
-        if isinstance(value, Usage):
-            value = value.to_dict()
-        elif isinstance(value, Message):
+        if isinstance(value, Usage) or isinstance(value, Message):
             value = value.to_dict()
         elif isinstance(value, (ToolUse,)) or name == "block":
             value = block_to_dict(value)

@@ -23,7 +23,7 @@ from typing import Any
 
 from .errors import ToolError
 
-__all__ = ["ToolDecl", "ToolCall", "ToolOutput", "Tool", "ToolSource", "FunctionTool", "TOOL_NAME_RE"]
+__all__ = ["TOOL_NAME_RE", "FunctionTool", "Tool", "ToolCall", "ToolDecl", "ToolOutput", "ToolSource"]
 
 #: What providers accept as a tool name.
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")

@@ -1,0 +1,156 @@
+"""Generate the cffi (API mode) extension ``panto._panto_cffi``.
+
+The declarations are cut from the region of ``include/panto.h`` between
+``/* PANTO_CDEF_BEGIN */`` and ``/* PANTO_CDEF_END */``, so the header stays
+the single source of truth.  Added to them is one small binding-private
+accelerator (``pantopy_*`` below): it calls ``panto_next_event`` and packs
+runs of content deltas (nearly every event of a response) into one buffer of
+text and one array of integers, so Python pays one foreign call per batch of
+events instead of several cdata attribute reads per event.
+
+CMake runs this file as a script (``python _build_ffi.py OUT.c``) to emit the
+C source, then compiles it against the static core.  The module name given to
+``set_source`` ("panto._panto_cffi"), the CMake target (``_panto_cffi``) and
+the install dir (``panto/``) must agree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+
+import cffi
+
+MODULE_NAME = "panto._panto_cffi"
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+HEADER = os.path.join(ROOT, "include", "panto.h")
+
+BEGIN = "/* PANTO_CDEF_BEGIN */"
+END = "/* PANTO_CDEF_END */"
+
+#: Size of the per-decoder scratch buffer for content-delta text, and the
+#: most content deltas one pantopy_batch() call returns.
+SCRATCH_BYTES = 16384
+BATCH = 128
+
+_CTX = f"""
+typedef struct {{
+    panto_stream *s;
+    panto_event ev;         /* the event that ended the batch, when tail > 0 */
+    int64_t tail;           /* see pantopy_batch */
+    int skip_deltas;        /* nonzero: drop content deltas (accumulate only) */
+    size_t nbytes;          /* bytes of delta text in scratch */
+    int64_t hdr[{2 * BATCH}];     /* per delta: block_kind | index << 4, end offset in code points */
+    char scratch[{SCRATCH_BYTES}];
+}} pantopy_ctx;
+"""
+
+EXTRA_CDEF = (
+    _CTX
+    + """
+int pantopy_batch(pantopy_ctx *ctx);
+"""
+)
+
+EXTRA_SOURCE = (
+    """
+#include <string.h>
+#include "panto.h"
+"""
+    + _CTX
+    + f"""
+/* Pulls events until one that is not a small content delta.  The deltas are
+ * packed: their text concatenated in ctx->scratch (ctx->nbytes bytes, valid
+ * UTF-8 on the provider wires) and two int64 per delta in ctx->hdr.  Returns
+ * how many deltas were packed; ctx->tail says how the batch ended:
+ *   0: the batch is full;  1..7: an event of that kind is in ctx->ev;
+ *  -1: PANTO_ERROR;  -2: PANTO_NEED_MORE;  -3: PANTO_DONE. */
+static int pantopy_batch(pantopy_ctx *ctx)
+{{
+    int n = 0;
+    size_t used = 0;
+    int64_t chars = 0;
+    ctx->tail = 0;
+    while (n < {BATCH}) {{
+        int rc = panto_next_event(ctx->s, &ctx->ev);
+        if (rc != PANTO_EVENT) {{
+            ctx->tail = rc == PANTO_NEED_MORE ? -2 : rc == PANTO_DONE ? -3 : -1;
+            break;
+        }}
+        if (ctx->ev.kind == PANTO_EV_CONTENT_DELTA) {{
+            if (ctx->skip_deltas)
+                continue;
+            const panto_content_delta *d = &ctx->ev.u.content_delta;
+            size_t len = d->text.len;
+            if (len <= sizeof ctx->scratch - used && (unsigned)d->block_kind < 16u) {{
+                const unsigned char *p = (const unsigned char *)d->text.ptr;
+                for (size_t i = 0; i < len; i++)
+                    chars += (p[i] & 0xC0) != 0x80;
+                if (len)
+                    memcpy(ctx->scratch + used, p, len);
+                used += len;
+                ctx->hdr[2 * n] = (int64_t)d->block_kind | ((int64_t)d->index << 4);
+                ctx->hdr[2 * n + 1] = chars;
+                n++;
+                continue;
+            }}
+        }}
+        ctx->tail = ctx->ev.kind;
+        break;
+    }}
+    ctx->nbytes = used;
+    return n;
+}}
+"""
+)
+
+
+def read_cdef(header: str = HEADER) -> str:
+    """The marked region of the header, ready for ``FFI.cdef``."""
+    with open(header, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        start = text.index(BEGIN) + len(BEGIN)
+        end = text.index(END, start)
+    except ValueError:
+        raise SystemExit(f"{header}: missing {BEGIN} / {END} markers") from None
+    region = text[start:end]
+    # The region may hold integer #defines (cffi accepts them) but no other
+    # preprocessor lines; fail loudly rather than produce a confusing cffi error.
+    for line in region.splitlines():
+        s = line.strip()
+        if s.startswith("#") and not re.match(r"#\s*define\s+\w+\s+-?\d+\s*(/\*.*\*/)?$", s):
+            raise SystemExit(f"{header}: preprocessor line not allowed in cdef region: {s}")
+    return region
+
+
+def make_ffi() -> cffi.FFI:
+    ffi = cffi.FFI()
+    ffi.cdef(read_cdef())
+    ffi.cdef(EXTRA_CDEF)
+    ffi.set_source(
+        MODULE_NAME,
+        EXTRA_SOURCE,
+        include_dirs=[os.path.join(ROOT, "include")],
+    )
+    return ffi
+
+
+ffibuilder = make_ffi()
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print(f"usage: {argv[0]} OUTPUT.c", file=sys.stderr)
+        return 2
+    out = argv[1]
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    ffibuilder.emit_c_code(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,121 @@
+"""The ``panto`` command.
+
+``panto SUBCOMMAND ...`` runs a subcommand (a module in this package with a
+``main(argv) -> int``); anything else -- no arguments, ``-p PROMPT``,
+``--model ...`` -- is the agent, ``panto.cli.chat``.  Modules are imported
+only when their command runs, so ``panto --version`` and ``panto decode``
+start fast (they never import httpx or lupa).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "main"]
+
+#: subcommand -> (module, one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "decode": ("panto.cli.decode", "decode a captured SSE body into JSON events"),
+    "sessions": ("panto.cli.sessions", "list and inspect saved sessions"),
+    "config": ("panto.cli.config", "show the layered configuration"),
+    "lua": ("panto.cli.lua", "a lua-compatible interpreter in panto's environment"),
+    "bootstrap": ("panto.cli.bootstrap", "install the luarocks that extensions need"),
+    "update": ("panto.cli.update", "reinstall the configured luarocks"),
+}
+
+CHAT_MODULE = "panto.cli.chat"
+
+HELP = """\
+usage: panto [options]                 interactive agent
+       panto -p PROMPT [options]       one-shot: answer PROMPT and exit
+       panto COMMAND [args]            run a command
+
+panto is a minimal, fast, extensible coding agent.
+
+Agent options (see `panto chat --help` for all of them):
+  -p, --print PROMPT          run one prompt non-interactively
+  --model PROVIDER/MODEL      e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1
+  --output-format FORMAT      text | json | stream-json (with -p)
+  --continue                  continue the most recent session here
+  --resume [ID]               resume a session (pick one when ID is omitted)
+
+Commands:
+{commands}
+
+Other:
+  -h, --help                  show this help
+  --version                   show panto's version
+
+Run `panto COMMAND --help` for a command's options.
+"""
+
+
+def _help() -> str:
+    lines = [f"  {name:<28}{summary}" for name, (_, summary) in COMMANDS.items()]
+    return HELP.format(commands="\n".join(lines))
+
+
+def _version() -> str:
+    from panto import __version__
+
+    try:
+        from panto._ffi import version
+    except ImportError as e:
+        return f"panto {__version__} (core not loadable: {e})"
+    return f"panto {__version__} (core {version()})"
+
+
+def _load(module: str, what: str) -> object | None:
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        if e.name != module:  # the module exists but something it needs is missing
+            raise
+        print(
+            f"panto: {what} is not available in this installation ({module} is missing)",
+            file=sys.stderr,
+        )
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``panto`` console script; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `panto decode x.sse | head`: stop quietly, and keep Python from
+        # complaining again while flushing stdout at exit.
+        try:
+            import os
+
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
+
+
+def _dispatch(args: list[str]) -> int:
+    if args and args[0] in ("-h", "--help", "help") and len(args) == 1:
+        sys.stdout.write(_help())
+        return 0
+    if args == ["--version"] or args == ["-V"]:
+        print(_version())
+        return 0
+    if args and args[0] in COMMANDS:
+        module, _ = COMMANDS[args[0]]
+        mod = _load(module, f"`panto {args[0]}`")
+        if mod is None:
+            return 2
+        return int(mod.main(args[1:]) or 0)  # type: ignore[attr-defined]
+    if args and args[0] == "chat":
+        args = args[1:]
+    mod = _load(CHAT_MODULE, "the agent (`panto` / `panto -p`)")
+    if mod is None:
+        return 2
+    return int(mod.main(args) or 0)  # type: ignore[attr-defined]

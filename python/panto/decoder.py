@@ -1,0 +1,546 @@
+"""Decode provider byte streams with the C core.
+
+``StreamDecoder`` is sans-I/O: feed it the bytes you read from any HTTP
+client, iterate it for the events decodable so far, call ``close()`` at end
+of input.  ``decode()`` and ``accumulate()`` wrap that loop.
+
+Semantics, precisely (docs/decoding.md has the long form):
+
+- ``feed(data)`` copies ``data`` into the decoder.  It raises ``ValueError``
+  after ``close()`` / ``release()``, and the stream's error (see below) when
+  the stream has already failed or the input would exceed
+  ``max_buffer_bytes``.
+- ``for ev in dec`` yields every event decodable from the input so far and
+  stops when the decoder needs more input (iterate again after the next
+  feed) or the stream is over.  If the stream fails, the iteration yields
+  the events before the failure and then raises the error; every later
+  iteration raises it again (errors are sticky).
+- ``close()`` declares end of input.  It decodes whatever is left, keeps
+  those events for the next iteration, releases the C memory and raises the
+  stream's error -- ``TruncatedStream`` when the input ended before the
+  terminal event -- unless that error was already raised to you by ``feed``
+  or an iteration.  Iterating after ``close()`` yields the kept events, then
+  raises the error, if any.  A second ``close()`` does nothing.
+- ``release()`` (and leaving a ``with`` block, and garbage collection) frees
+  the C memory without declaring end of input.
+
+Errors: a provider's error object inside the stream raises
+``ProviderError(status=200, type=..., retryable=...)``; input that ends
+early raises ``TruncatedStream``; anything else raises ``DecodeError`` with
+``code`` set to the core's error name (``bad_sse``, ``bad_json``,
+``protocol``, ``limit`` ...).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ._ffi import ffi, lib
+from .conversation import Message, RedactedThinking, Text, Thinking, ToolUse, Usage
+from .errors import DecodeError, PantoError, ProviderError, TruncatedStream
+from .events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    Event,
+    MessageComplete,
+    MessageStart,
+    SSEEvent,
+    ToolDetails,
+)
+
+__all__ = ["WIRES", "StreamDecoder", "accumulate", "decode"]
+
+#: Wire names accepted by ``StreamDecoder`` and their ``panto_wire`` values.
+WIRES = {
+    "sse": lib.PANTO_WIRE_SSE,
+    "openai-chat": lib.PANTO_WIRE_OPENAI_CHAT,
+    "anthropic-messages": lib.PANTO_WIRE_ANTHROPIC_MESSAGES,
+}
+
+_BLOCK_KINDS = ("unknown", "text", "thinking", "redacted_thinking", "tool_use") + ("unknown",) * 11
+_STOP_REASONS = ("other", "stop", "tool_use", "length", "refusal", "pause", "error", "other")
+_ERROR_CODES = (
+    "none",
+    "bad_sse",
+    "bad_json",
+    "protocol",
+    "provider",
+    "truncated",
+    "limit",
+    "invalid_argument",
+    "no_memory",
+)
+
+# Constructing a frozen dataclass through its __init__ costs one
+# object.__setattr__ call per field (~440 ns for a ContentDelta).  The hot
+# events are built instead as an instance of a plain class with the very
+# same slots (plain attribute stores are specialized by the interpreter), and
+# then given their real class: ``__class__`` assignment is allowed between
+# classes of identical layout and the result is an ordinary, frozen
+# ContentDelta (~150 ns).  tests/test_decoder.py checks the equivalence.
+_new = object.__new__
+
+
+def _twin(cls: type) -> type:
+    return type(f"_Mutable{cls.__name__}", (), {"__slots__": cls.__slots__})  # type: ignore[attr-defined]
+
+
+_MutableContentDelta = _twin(ContentDelta)
+_MutableSSEEvent = _twin(SSEEvent)
+
+_unpack = ffi.unpack
+_batch = lib.pantopy_batch
+_free = lib.panto_stream_free
+
+_EV_MESSAGE_START = lib.PANTO_EV_MESSAGE_START
+_EV_BLOCK_START = lib.PANTO_EV_BLOCK_START
+_EV_TOOL_DETAILS = lib.PANTO_EV_TOOL_DETAILS
+_EV_CONTENT_DELTA = lib.PANTO_EV_CONTENT_DELTA
+_EV_BLOCK_COMPLETE = lib.PANTO_EV_BLOCK_COMPLETE
+_EV_MESSAGE_COMPLETE = lib.PANTO_EV_MESSAGE_COMPLETE
+_EV_SSE = lib.PANTO_EV_SSE
+_BK_THINKING = lib.PANTO_BLOCK_THINKING
+_BK_REDACTED = lib.PANTO_BLOCK_REDACTED_THINKING
+_BK_TOOL_USE = lib.PANTO_BLOCK_TOOL_USE
+
+
+def _str(s: Any, errors: str = "strict") -> str:
+    n = s.len
+    return _unpack(s.ptr, n).decode("utf-8", errors) if n else ""
+
+
+def _usage(u: Any) -> Usage:
+    return Usage(
+        u.input_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+    )
+
+
+class StreamDecoder:
+    """Incremental decoder for one response body of ``wire``: ``"sse"``,
+    ``"openai-chat"`` or ``"anthropic-messages"``.
+
+    The ``max_*`` options bound the memory the decoder may use (``None``
+    takes the core's default: 8 MiB per event, 64 MiB per block and for
+    undecoded input, JSON nesting 128); exceeding one raises
+    ``DecodeError(code="limit")``.  See the module docstring for the exact
+    feed / iterate / close semantics.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_blocks",
+        "_closed",
+        "_ctx",
+        "_done",
+        "_error",
+        "_model",
+        "_pending",
+        "_raised",
+        "_s",
+        "_hdr",
+        "_leftover",
+        "_scratch",
+        "_u",
+        "_utf8_errors",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        wire: str,
+        *,
+        max_event_bytes: int | None = None,
+        max_block_bytes: int | None = None,
+        max_buffer_bytes: int | None = None,
+        max_json_depth: int | None = None,
+    ) -> None:
+        try:
+            wire_id = WIRES[wire]
+        except (KeyError, TypeError):
+            raise ValueError(
+                f"unknown wire {wire!r}; expected one of {', '.join(map(repr, WIRES))}"
+            ) from None
+        opts = ffi.new("panto_stream_options *")
+        lib.panto_stream_options_init(opts)
+        for name, value in (
+            ("max_event_bytes", max_event_bytes),
+            ("max_block_bytes", max_block_bytes),
+            ("max_buffer_bytes", max_buffer_bytes),
+            ("max_json_depth", max_json_depth),
+        ):
+            if value is not None:
+                if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                    raise ValueError(f"{name} must be a positive int, not {value!r}")
+                if name == "max_json_depth" and value > 0xFFFFFFFF:
+                    raise ValueError(f"{name} is too large: {value}")
+                setattr(opts, name, value)
+        out = ffi.new("panto_stream **")
+        if lib.panto_stream_new(wire_id, opts, out) != lib.PANTO_OK:
+            raise MemoryError("panto_stream_new failed")
+        self._s = ffi.gc(out[0], _free)
+        ctx = ffi.new("pantopy_ctx *")
+        ctx.s = self._s
+        self._ctx = ctx
+        self._scratch = ffi.buffer(ctx.scratch)  # slicing it gives bytes
+        self._hdr = memoryview(ffi.buffer(ctx.hdr)).cast("q")
+        self._leftover: list[Event] = []
+        self._u = ctx.ev.u
+        self.wire = wire
+        self._utf8_errors = "replace" if wire == "sse" else "strict"
+        self._blocks: list[tuple[int, Any]] = []
+        self._model: str | None = None
+        self._done = False
+        self._closed = False
+        self._pending: deque[Event] | None = None
+        self._error: PantoError | None = None
+        self._raised = False
+
+    # -- state -----------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True after ``close()``."""
+        return self._closed
+
+    @property
+    def done(self) -> bool:
+        """True once the stream is over (provider wires: after the
+        ``MessageComplete`` has been yielded)."""
+        return self._done
+
+    @property
+    def error(self) -> PantoError | None:
+        """The error the stream failed with, if it failed."""
+        return self._error
+
+    @property
+    def memory(self) -> int:
+        """Bytes of C heap the decoder holds (0 once released)."""
+        return lib.panto_stream_memory(self._s) if self._ctx is not None else 0
+
+    def __repr__(self) -> str:
+        state = (
+            "failed"
+            if self._error
+            else "done"
+            if self._done
+            else "closed"
+            if self._closed
+            else "open"
+        )
+        return f"<StreamDecoder {self.wire} {state}>"
+
+    # -- input -----------------------------------------------------------
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Append bytes read from the response body (copied)."""
+        if self._ctx is None:
+            raise ValueError("feed() on a closed or released StreamDecoder")
+        if type(data) is not bytes:  # bytearray, memoryview, array ...: no copy
+            data = ffi.from_buffer("uint8_t[]", data)
+        n = len(data)
+        if n and lib.panto_stream_feed(self._s, data, n) != 0:
+            exc = self._fail()
+            self._raised = True
+            raise exc
+
+    def close(self) -> None:
+        """Declare end of input; see the module docstring."""
+        if self._closed:
+            return
+        self._closed = True
+        pending: list[Event] = []
+        err = self._error
+        if self._ctx is not None:
+            if err is None:
+                if lib.panto_stream_finish(self._s) != 0:
+                    err = self._fail()
+                else:
+                    raised = self._raised
+                    try:
+                        for ev in self._pull():
+                            pending.append(ev)
+                    except PantoError as e:
+                        err = e
+                        self._raised = raised
+            self.release()
+        self._pending = deque(pending)
+        if err is not None and not self._raised:
+            self._raised = True
+            raise err
+
+    def release(self) -> None:
+        """Free the C memory now (idempotent).  Does not declare end of
+        input: use ``close()`` for that."""
+        ctx = self._ctx
+        if ctx is not None:
+            self._ctx = None
+            self._scratch = self._u = self._hdr = None
+            ctx.s = ffi.NULL
+            ffi.release(self._s)
+
+    def __enter__(self) -> StreamDecoder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    # -- output ----------------------------------------------------------
+
+    def __iter__(self) -> Iterator[Event]:
+        if self._ctx is not None:
+            return self._pull()
+        if self._pending is not None:
+            return self._drain_pending()
+        if self._error is not None:
+            raise self._error
+        raise ValueError("iterating a released StreamDecoder")
+
+    def _drain_pending(self) -> Iterator[Event]:
+        pending = self._pending
+        assert pending is not None
+        while pending:
+            yield pending.popleft()
+        if self._error is not None:
+            self._raised = True
+            raise self._error
+
+    def _pull(self) -> Iterator[Event]:
+        # The hot loop.  One foreign call (pantopy_batch) decodes a run of
+        # content deltas -- nearly every event of a response -- into one
+        # text buffer plus (kind | index << 4, end offset) pairs, and stops
+        # at any other event, which _slow() converts from the event struct.
+        if self._leftover:  # events of a batch whose iteration was abandoned
+            leftover = self._leftover
+            self._leftover = []
+            for i, ev in enumerate(leftover):
+                try:
+                    yield ev
+                except GeneratorExit:
+                    self._leftover = leftover[i + 1 :] + self._leftover
+                    raise
+        ctx = self._ctx
+        scratch = self._scratch
+        hdr = self._hdr
+        batch = _batch
+        new = _new
+        kinds = _BLOCK_KINDS
+        mcd = _MutableContentDelta
+        cd = ContentDelta
+        slow = self._slow
+        while True:
+            n = batch(ctx)
+            tail = ctx.tail
+            # The event that ended the batch is converted before anything is
+            # yielded: its strings are borrowed until the next call on the stream.
+            last = slow(tail) if tail > 0 else None
+            if n:
+                text = scratch[0 : ctx.nbytes].decode()
+                h = hdr[0 : 2 * n].tolist()
+                start = 0
+                j = -2
+                complete = False
+                try:
+                    for j in range(0, 2 * n, 2):
+                        packed = h[j]
+                        o = new(mcd)
+                        o.index = packed >> 4
+                        o.kind = kinds[packed & 15]
+                        o.text = text[start : h[j + 1]]
+                        start = h[j + 1]
+                        o.__class__ = cd
+                        yield o
+                    complete = True
+                finally:
+                    if not complete:  # abandoned (break): keep the rest for the next iteration
+                        self._leftover = _rebuild(h, j + 2, text, start)
+                        if last is not None:
+                            self._leftover.append(last)
+            if last is not None:
+                yield last
+            elif tail == -2:
+                return
+            elif tail == -3:
+                self._done = True
+                return
+            elif tail == -1:
+                exc = self._fail()
+                self._raised = True
+                raise exc
+
+    def _slow(self, kind: int) -> Event:
+        u = self._u
+        if kind == _EV_SSE:
+            e = u.sse
+            errors = self._utf8_errors
+            o = _new(_MutableSSEEvent)
+            o.event = _str(e.event, errors)
+            o.data = _str(e.data, errors)
+            o.id = _str(e.id, errors)
+            retry = e.retry
+            o.retry = retry if retry >= 0 else None
+            o.__class__ = SSEEvent
+            return o
+        if kind == _EV_CONTENT_DELTA:  # a delta too large for the scratch buffer
+            d = u.content_delta
+            return ContentDelta(d.index, _BLOCK_KINDS[d.block_kind & 15], _str(d.text))
+        if kind == _EV_BLOCK_START:
+            b = u.block_start
+            return BlockStart(b.index, _BLOCK_KINDS[b.block_kind & 15])
+        if kind == _EV_TOOL_DETAILS:
+            t = u.tool_details
+            return ToolDetails(t.index, _str(t.id), _str(t.name))
+        if kind == _EV_BLOCK_COMPLETE:
+            c = u.block_complete
+            bk = c.block_kind
+            text = _str(c.text)
+            if bk == _BK_TOOL_USE:
+                block: Any = ToolUse.from_json(_str(c.tool_id), _str(c.tool_name), text)
+            elif bk == _BK_THINKING:
+                block = Thinking(text, _str(c.signature))
+            elif bk == _BK_REDACTED:
+                block = RedactedThinking(text)
+            else:
+                block = Text(text)
+            self._blocks.append((c.index, block))
+            return BlockComplete(c.index, block)
+        if kind == _EV_MESSAGE_START:
+            m = u.message_start
+            self._model = _str(m.model) or None
+            self._blocks = []
+            return MessageStart(_str(m.id), _str(m.model), _usage(m.usage))
+        if kind == _EV_MESSAGE_COMPLETE:
+            m = u.message_complete
+            sr = m.stop_reason
+            stop = _STOP_REASONS[sr] if 0 <= sr < len(_STOP_REASONS) else "other"
+            usage = _usage(m.usage)
+            blocks = self._blocks
+            blocks.sort(key=_first)
+            message = Message(
+                "assistant",
+                tuple(b for _, b in blocks),
+                usage,
+                stop,
+                None,
+                self._model,
+            )
+            self._blocks = []
+            return MessageComplete(message, stop, usage, True, _str(m.raw_stop_reason))
+        raise DecodeError(f"unknown event kind {kind} from the core", "protocol")
+
+    def _fail(self) -> PantoError:
+        """Build (once) the exception for the stream's sticky error."""
+        if self._error is not None:
+            return self._error
+        err = ffi.new("panto_error *")
+        lib.panto_stream_error(self._s, err)
+        code = err.code
+        message = _str(err.message, "replace") or "stream failed"
+        if code == lib.PANTO_ERR_PROVIDER:
+            exc: PantoError = ProviderError(
+                message,
+                status=200,
+                type=_str(err.provider_type, "replace") or None,
+                retryable=bool(err.retryable),
+            )
+        elif code == lib.PANTO_ERR_TRUNCATED:
+            exc = TruncatedStream(message)
+        else:
+            name = _ERROR_CODES[code] if 0 <= code < len(_ERROR_CODES) else "protocol"
+            exc = DecodeError(message, name)
+        self._error = exc
+        return exc
+
+
+def _rebuild(h: list[int], j: int, text: str, start: int) -> list[Event]:
+    out: list[Event] = []
+    for k in range(j, len(h), 2):
+        out.append(ContentDelta(h[k] >> 4, _BLOCK_KINDS[h[k] & 15], text[start : h[k + 1]]))
+        start = h[k + 1]
+    return out
+
+
+def _first(pair: tuple[int, Any]) -> int:
+    return pair[0]
+
+
+def decode(
+    wire: str,
+    chunks: Iterable[bytes | bytearray | memoryview] | bytes | bytearray | memoryview,
+    **options: int | None,
+) -> Iterator[Event]:
+    """Decode a whole body: yields every event of ``chunks`` (an iterable of
+    byte chunks, or one bytes-like object) in order, then raises the
+    stream's error if it failed (``TruncatedStream`` when it ended early).
+    ``options`` are ``StreamDecoder``'s ``max_*`` limits.
+
+    The result is an iterator (a generator in all but type): passing it
+    untouched to ``accumulate()`` lets that skip building the delta events."""
+    if isinstance(chunks, (bytes, bytearray, memoryview)):
+        chunks = (chunks,)
+    return _Decoding(wire, chunks, options)
+
+
+class _Decoding:
+    """The iterator decode() returns; see there."""
+
+    __slots__ = ("_args", "_gen")
+
+    def __init__(self, wire: str, chunks: Iterable[Any], options: dict[str, Any]) -> None:
+        StreamDecoder(wire, **options).release()  # bad arguments raise now, not on first next()
+        self._args = (wire, chunks, options)
+        self._gen: Iterator[Event] | None = None
+
+    def __iter__(self) -> Iterator[Event]:
+        if self._gen is None:
+            self._gen = _decode(*self._args)
+        return self._gen
+
+    def __next__(self) -> Event:
+        return next(iter(self))
+
+    def close(self) -> None:
+        if self._gen is not None:
+            self._gen.close()  # type: ignore[attr-defined]
+
+
+def _decode(
+    wire: str, chunks: Iterable[Any], options: dict[str, Any], skip_deltas: bool = False
+) -> Iterator[Event]:
+    dec = StreamDecoder(wire, **options)
+    if skip_deltas:
+        dec._ctx.skip_deltas = 1
+    try:
+        for chunk in chunks:
+            dec.feed(chunk)
+            yield from dec
+        try:
+            dec.close()
+        except PantoError:
+            pass  # raised again by the iteration below, after the last events
+        yield from dec
+    finally:
+        dec.release()
+
+
+def accumulate(events: Iterable[Event]) -> Message:
+    """Consume ``events`` and return the message of the last final
+    ``MessageComplete``; raises ``TruncatedStream`` if there is none (errors
+    raised by ``events`` propagate).  ``accumulate(decode(wire, chunks))``
+    never builds the ``ContentDelta`` events: the core assembles the blocks."""
+    if type(events) is _Decoding and events._gen is None:
+        events = _decode(*events._args, skip_deltas=True)
+    message = None
+    for ev in events:
+        if type(ev) is MessageComplete and ev.final:
+            message = ev.message
+    if message is None:
+        raise TruncatedStream("the events ended without a final MessageComplete")
+    return message

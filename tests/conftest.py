@@ -1,0 +1,59 @@
+"""Shared pytest setup.
+
+- ``bench/`` is put on ``sys.path`` so tests can use the stream generator
+  (``import streamgen``).
+- the installed ``panto`` is imported first (see below).
+- ``repo_root``: the repository checkout.
+- ``fixtures_dir``: ``tests/fixtures`` (the shared ``.sse`` + ``.json`` pairs).
+- ``shared_testdata``: ``<repo>/../shared/testdata`` (third-party conformance
+  data such as JSONTestSuite); tests that need it are skipped, with a message
+  saying where it was looked for, when it is absent.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = REPO_ROOT / "bench"
+SHARED_TESTDATA = REPO_ROOT.parent / "shared" / "testdata"
+
+if BENCH_DIR.is_dir() and str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+# Import the installed panto (with its compiled core) before any test module
+# or nested conftest can put the source tree (python/, which has no compiled
+# extension) on sys.path: once the package is imported, every panto.*
+# submodule comes from the same place.
+try:
+    import panto
+    import panto._ffi  # noqa: F401  (fails early and clearly if the core is missing)
+except ImportError as e:  # pragma: no cover - environment problem
+    pytest.exit(
+        f"cannot import panto with its compiled core ({e}).  Install it first: "
+        "`bash tests/run_all.sh` does, or `pip install '.[test]'` in a venv.",
+        returncode=4,
+    )
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    return REPO_ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def shared_testdata() -> Path:
+    if not SHARED_TESTDATA.is_dir():
+        pytest.skip(
+            f"shared test data not found at {SHARED_TESTDATA} "
+            "(the project's shared/ directory must sit beside the checkout)"
+        )
+    return SHARED_TESTDATA

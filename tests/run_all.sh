@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone:   bash tests/run_all.sh
+#
+#   1. C core: CMake build with -Werror, ctest
+#   2. C core under AddressSanitizer + UBSan, ctest (any report fails)
+#   3. Python: a venv at .venv, `pip install '.[test,lua]'` (builds the cffi extension)
+#   4. ruff check + ruff format --check on python/ tests/ bench/
+#   5. Go binding (when bindings-go/ exists and `go` is installed): gofmt, vet, test -race
+#   6. pytest
+#
+# Every stage runs even if an earlier one failed (except those that need the
+# venv when it could not be built); the exit status is non-zero if any failed.
+# Environment: PYTHON (default python3) creates the venv; JOBS (default: all
+# cores) sets build parallelism; PANTO_SKIP_ASAN=1 / PANTO_SKIP_GO=1 skip those.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+PYTHON=${PYTHON:-python3}
+JOBS=${JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)}
+VENV="$ROOT/.venv"
+
+failed=()
+start_all=$SECONDS
+
+stage() {
+    local name=$1
+    shift
+    printf '\n==== %s ====\n' "$name"
+    local t0=$SECONDS
+    if "$@"; then
+        printf -- '---- %s: ok (%ss)\n' "$name" "$((SECONDS - t0))"
+    else
+        local rc=$?
+        printf -- '---- %s: FAILED (exit %s, %ss)\n' "$name" "$rc" "$((SECONDS - t0))"
+        failed+=("$name")
+    fi
+}
+
+c_build() {
+    cmake -S . -B build -DPANTO_WERROR=ON &&
+        cmake --build build -j "$JOBS" &&
+        ctest --test-dir build --output-on-failure -j "$JOBS"
+}
+
+c_asan() {
+    cmake -S . -B build-asan -DPANTO_WERROR=ON -DPANTO_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+        cmake --build build-asan -j "$JOBS" &&
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
+            UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+            ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+}
+
+py_env() {
+    if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
+        rm -rf "$VENV"
+        "$PYTHON" -m venv "$VENV" || return 1
+    fi
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check '.[test,lua]'
+}
+
+lint() {
+    local rc=0
+    "$VENV/bin/ruff" check --output-format concise python tests bench || rc=1
+    "$VENV/bin/ruff" format --check --output-format concise python tests bench || rc=1
+    return $rc
+}
+
+go_checks() {
+    (
+        cd bindings-go || exit 1
+        local unformatted
+        unformatted=$(gofmt -l .) || exit 1
+        if [ -n "$unformatted" ]; then
+            echo "gofmt: these files need formatting:"
+            echo "$unformatted"
+            exit 1
+        fi
+        go vet ./... && go test -race -count=1 ./...
+    )
+}
+
+py_tests() {
+    # Run from the repository root: `panto` is imported from the venv (the
+    # package lives under python/, so the source tree does not shadow it).
+    "$VENV/bin/python" -m pytest -q tests
+}
+
+stage "C core: build (-Werror) + ctest" c_build
+
+if [ "${PANTO_SKIP_ASAN:-0}" = 1 ]; then
+    printf '\n==== C core: ASan/UBSan ==== skipped (PANTO_SKIP_ASAN=1)\n'
+else
+    stage "C core: ASan/UBSan build + ctest" c_asan
+fi
+
+stage "Python: venv + pip install '.[test,lua]'" py_env
+venv_ok=1
+[ -x "$VENV/bin/ruff" ] || venv_ok=0
+
+if [ $venv_ok = 1 ]; then
+    stage "ruff check + format --check" lint
+fi
+
+if [ -d bindings-go ] && [ "${PANTO_SKIP_GO:-0}" != 1 ]; then
+    if command -v go >/dev/null 2>&1; then
+        stage "Go binding: gofmt, vet, test -race" go_checks
+    else
+        printf '\n==== Go binding ==== skipped: go is not installed\n'
+    fi
+fi
+
+if [ $venv_ok = 1 ]; then
+    stage "pytest" py_tests
+else
+    printf '\n==== pytest ==== not run: the venv could not be built\n'
+    failed+=("pytest (not run)")
+fi
+
+printf '\n==== summary (%ss) ====\n' "$((SECONDS - start_all))"
+if [ ${#failed[@]} -eq 0 ]; then
+    echo "run_all: every stage succeeded"
+    exit 0
+fi
+echo "run_all: FAILED stages:"
+printf '  - %s\n' "${failed[@]}"
+exit 1

@@ -1,0 +1,822 @@
+"""panto.StreamDecoder / decode / accumulate: the Python face of the C core.
+
+Covers the feed / iterate / close state machine, every event type, error
+mapping and stickiness, limits, memory release, and split invariance (any
+split of the input gives the same events) for all three wires.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import threading
+import weakref
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import panto
+from panto.conversation import Message, RedactedThinking, Text, Thinking, ToolUse, Usage
+from panto.events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    MessageComplete,
+    MessageStart,
+    SSEEvent,
+    ToolDetails,
+    event_to_dict,
+)
+
+
+def sse(event: str | None, data: object) -> str:
+    head = f"event: {event}\n" if event else ""
+    return head + f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def anthropic_stream(*, stop: bool = True) -> bytes:
+    parts = [
+        sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-test",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": 10,
+                        "cache_creation_input_tokens": 2,
+                        "cache_read_input_tokens": 3,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+        ),
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "thinking_delta", "thinking": "Let me think"},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": "sig=="},
+            },
+        ),
+        sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "redacted_thinking", "data": "REDACTED"},
+            },
+        ),
+        sse("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 2,
+                "content_block": {"type": "text", "text": ""},
+            },
+        ),
+        sse("ping", {"type": "ping"}),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 2,
+                "delta": {"type": "text_delta", "text": "Hi é😀"},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 2,
+                "delta": {"type": "text_delta", "text": " there"},
+            },
+        ),
+        sse("content_block_stop", {"type": "content_block_stop", "index": 2}),
+        sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 3,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 3,
+                "delta": {"type": "input_json_delta", "partial_json": '{"path": '},
+            },
+        ),
+        sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 3,
+                "delta": {"type": "input_json_delta", "partial_json": '"a.txt"}'},
+            },
+        ),
+        sse("content_block_stop", {"type": "content_block_stop", "index": 3}),
+        sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+                "usage": {"output_tokens": 42},
+            },
+        ),
+    ]
+    if stop:
+        parts.append(sse("message_stop", {"type": "message_stop"}))
+    return "".join(parts).encode()
+
+
+def anthropic_events_prefix(n: int) -> bytes:
+    """The first n SSE events of anthropic_stream()."""
+    return b"".join(e + b"\n\n" for e in anthropic_stream().split(b"\n\n")[:n])
+
+
+ANTHROPIC_USAGE = Usage(
+    input_tokens=10, cache_read_tokens=3, cache_write_tokens=2, output_tokens=42
+)
+ANTHROPIC_BLOCKS = (
+    Thinking("Let me think", "sig=="),
+    RedactedThinking("REDACTED"),
+    Text("Hi é😀 there"),
+    ToolUse("toolu_1", "read", {"path": "a.txt"}),
+)
+ANTHROPIC_EVENTS = [
+    MessageStart("msg_1", "claude-test", Usage(10, 3, 2, 1, 0)),
+    BlockStart(0, "thinking"),
+    ContentDelta(0, "thinking", "Let me think"),
+    BlockComplete(0, ANTHROPIC_BLOCKS[0]),
+    BlockStart(1, "redacted_thinking"),
+    BlockComplete(1, ANTHROPIC_BLOCKS[1]),
+    BlockStart(2, "text"),
+    ContentDelta(2, "text", "Hi é😀"),
+    ContentDelta(2, "text", " there"),
+    BlockComplete(2, ANTHROPIC_BLOCKS[2]),
+    BlockStart(3, "tool_use"),
+    ToolDetails(3, "toolu_1", "read"),
+    ContentDelta(3, "tool_use", '{"path": '),
+    ContentDelta(3, "tool_use", '"a.txt"}'),
+    BlockComplete(3, ANTHROPIC_BLOCKS[3]),
+    MessageComplete(
+        Message("assistant", ANTHROPIC_BLOCKS, ANTHROPIC_USAGE, "tool_use", None, "claude-test"),
+        "tool_use",
+        ANTHROPIC_USAGE,
+        True,
+        "tool_use",
+    ),
+]
+
+
+def openai_stream(*, done: bool = True) -> bytes:
+    base = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-test",
+    }
+
+    def chunk(delta: dict, finish: str | None = None) -> str:
+        return sse(
+            None, dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+        )
+
+    def call(index: int, **fields: object) -> dict:
+        return {"tool_calls": [{"index": index, **fields}]}
+
+    parts = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"content": "Hello"}),
+        chunk({"content": " world"}),
+        chunk(call(0, id="call_a", type="function", function={"name": "read", "arguments": ""})),
+        chunk(
+            call(1, id="call_b", type="function", function={"name": "grep", "arguments": '{"q":'})
+        ),
+        chunk(call(0, function={"arguments": '{"path":"x"}'})),
+        chunk(call(1, function={"arguments": '"y"}'})),
+        chunk({}, "tool_calls"),
+        sse(
+            None,
+            dict(
+                base,
+                choices=[],
+                usage={
+                    "prompt_tokens": 100,
+                    "completion_tokens": 20,
+                    "total_tokens": 120,
+                    "prompt_tokens_details": {"cached_tokens": 30},
+                    "completion_tokens_details": {"reasoning_tokens": 5},
+                },
+            ),
+        ),
+    ]
+    if done:
+        parts.append("data: [DONE]\n\n")
+    return "".join(parts).encode()
+
+
+OPENAI_USAGE = Usage(input_tokens=70, cache_read_tokens=30, output_tokens=20, reasoning_tokens=5)
+OPENAI_BLOCKS = (
+    Text("Hello world"),
+    ToolUse("call_a", "read", {"path": "x"}),
+    ToolUse("call_b", "grep", {"q": "y"}),
+)
+OPENAI_EVENTS = [
+    MessageStart("chatcmpl-1", "gpt-test", Usage()),
+    BlockStart(0, "text"),
+    ContentDelta(0, "text", "Hello"),
+    ContentDelta(0, "text", " world"),
+    BlockComplete(0, OPENAI_BLOCKS[0]),
+    BlockStart(1, "tool_use"),
+    ToolDetails(1, "call_a", "read"),
+    BlockStart(2, "tool_use"),
+    ToolDetails(2, "call_b", "grep"),
+    ContentDelta(2, "tool_use", '{"q":'),
+    ContentDelta(1, "tool_use", '{"path":"x"}'),
+    ContentDelta(2, "tool_use", '"y"}'),
+    BlockComplete(1, OPENAI_BLOCKS[1]),
+    BlockComplete(2, OPENAI_BLOCKS[2]),
+    MessageComplete(
+        Message("assistant", OPENAI_BLOCKS, OPENAI_USAGE, "tool_use", None, "gpt-test"),
+        "tool_use",
+        OPENAI_USAGE,
+        True,
+        "tool_calls",
+    ),
+]
+
+SSE_BODY = (
+    b"event: update\nid: 7\ndata: one\ndata: two\n\n"
+    b': a comment\nretry: 1500\ndata: {"a": 1}\n\n'
+    b"event: done\ndata: bye\n\n"
+)
+SSE_EVENTS = [
+    SSEEvent("update", "one\ntwo", "7", None),
+    SSEEvent("message", '{"a": 1}', "7", 1500),
+    SSEEvent("done", "bye", "7", 1500),
+]
+
+STREAMS = {
+    "anthropic-messages": (anthropic_stream(), ANTHROPIC_EVENTS),
+    "openai-chat": (openai_stream(), OPENAI_EVENTS),
+    "sse": (SSE_BODY, SSE_EVENTS),
+}
+
+
+def collect(wire: str, chunks, **options) -> list:
+    return list(panto.decode(wire, chunks, **options))
+
+
+# -- every event type, whole input -----------------------------------------
+
+
+@pytest.mark.parametrize("wire", sorted(STREAMS))
+def test_whole_stream_events(wire):
+    body, expected = STREAMS[wire]
+    assert collect(wire, [body]) == expected
+
+
+@pytest.mark.parametrize("wire", sorted(STREAMS))
+def test_byte_by_byte(wire):
+    body, expected = STREAMS[wire]
+    assert collect(wire, [body[i : i + 1] for i in range(len(body))]) == expected
+
+
+@pytest.mark.parametrize("wire", sorted(STREAMS))
+def test_feed_accepts_bytes_like(wire):
+    body, expected = STREAMS[wire]
+    assert collect(wire, [bytearray(body)]) == expected
+    assert collect(wire, [memoryview(body)]) == expected
+    assert collect(wire, body) == expected  # one bytes object for `chunks`
+    with pytest.raises(TypeError):
+        panto.StreamDecoder(wire).feed("text, not bytes")  # type: ignore[arg-type]
+
+
+@given(data=st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_split_gives_the_same_events(data):
+    wire = data.draw(st.sampled_from(sorted(STREAMS)))
+    body, expected = STREAMS[wire]
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=40)))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)])]
+    assert collect(wire, chunks) == expected
+
+
+@given(data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_any_split_of_an_error_stream_gives_the_same_prefix_and_error(data):
+    body = (
+        anthropic_events_prefix(8)
+        + b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )
+    whole = []
+    with pytest.raises(panto.ProviderError):
+        for ev in panto.decode("anthropic-messages", [body]):
+            whole.append(ev)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=20)))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)])]
+    got = []
+    with pytest.raises(panto.ProviderError) as info:
+        for ev in panto.decode("anthropic-messages", chunks):
+            got.append(ev)
+    assert got == whole
+    assert info.value.type == "overloaded_error"
+
+
+def test_every_event_serializes():
+    for _body, events in STREAMS.values():
+        for ev in events:
+            d = event_to_dict(ev)
+            json.dumps(d)
+            assert d["type"]
+
+
+# -- the fast path builds real, frozen events ------------------------------
+
+
+def test_fast_path_events_are_ordinary_frozen_dataclasses():
+    ev = [e for e in collect("openai-chat", openai_stream()) if type(e) is ContentDelta][0]
+    assert type(ev) is ContentDelta
+    assert ev == ContentDelta(0, "text", "Hello")
+    assert hash(ev) == hash(ContentDelta(0, "text", "Hello"))
+    assert repr(ev) == "ContentDelta(index=0, kind='text', text='Hello')"
+    assert dataclasses.asdict(ev) == {"index": 0, "kind": "text", "text": "Hello"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ev.text = "changed"  # type: ignore[misc]
+    sse_ev = collect("sse", SSE_BODY)[0]
+    assert type(sse_ev) is SSEEvent
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sse_ev.data = "changed"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("size", [16383, 16384, 16385, 100_000])
+def test_large_deltas_take_the_slow_path_with_the_same_result(size):
+    text = ("x" * (size - 1)) + "é"  # multi-byte char at the scratch-buffer boundary
+    body = (
+        sse(
+            "message_start",
+            {"type": "message_start", "message": {"id": "m", "model": "c", "usage": {}}},
+        )
+        + sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
+        + sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": text},
+            },
+        )
+        + sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+        + sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn"},
+                "usage": {"output_tokens": 1},
+            },
+        )
+        + sse("message_stop", {"type": "message_stop"})
+    ).encode()
+    events = collect("anthropic-messages", body)
+    assert ContentDelta(0, "text", text) in events
+    assert panto.accumulate(events).text == text
+
+
+# -- feed / iterate / close --------------------------------------------------
+
+
+def test_iteration_yields_what_is_decodable_so_far():
+    body = openai_stream()
+    first_event_end = body.index(b"\n\n") + 2
+    dec = panto.StreamDecoder("openai-chat")
+    dec.feed(body[: first_event_end - 1])
+    assert list(dec) == []  # the blank line is not there yet
+    dec.feed(body[first_event_end - 1 : first_event_end])
+    assert list(dec) == OPENAI_EVENTS[:1]  # an empty first content opens no block
+    assert list(dec) == []  # nothing new
+    dec.feed(body[first_event_end:])
+    assert list(dec) == OPENAI_EVENTS[1:]
+    assert dec.done
+    dec.feed(b"")  # harmless
+    assert list(dec) == []
+    dec.close()
+    assert dec.closed
+    assert list(dec) == []
+    dec.close()  # idempotent
+
+
+def test_breaking_out_of_an_iteration_loses_nothing():
+    dec = panto.StreamDecoder("anthropic-messages")
+    dec.feed(anthropic_stream())
+    got = []
+    for ev in dec:
+        got.append(ev)
+        if len(got) == 3:
+            break
+    got.extend(dec)
+    assert got == ANTHROPIC_EVENTS
+
+
+@pytest.mark.parametrize("wire", sorted(STREAMS))
+def test_taking_one_event_at_a_time_loses_nothing(wire):
+    # Each next(iter(dec)) abandons the iteration after one event, often in
+    # the middle of a batch of deltas decoded by one foreign call.
+    body, expected = STREAMS[wire]
+    for k in range(len(expected) + 1):
+        dec = panto.StreamDecoder(wire)
+        dec.feed(body)
+        got = []
+        for ev in dec:
+            got.append(ev)
+            if len(got) == k:
+                break
+        while True:
+            ev = next(iter(dec), None)
+            if ev is None:
+                break
+            got.append(ev)
+        assert got == expected, k
+
+
+def test_close_after_an_abandoned_iteration_keeps_its_events():
+    body, expected = STREAMS["openai-chat"]
+    dec = panto.StreamDecoder("openai-chat")
+    dec.feed(body)
+    got = []
+    for ev in dec:
+        got.append(ev)
+        if type(ev) is ContentDelta:
+            break  # inside a batch of deltas
+    dec.close()
+    got.extend(dec)
+    assert got == expected
+
+
+def test_close_keeps_the_remaining_events_for_iteration():
+    dec = panto.StreamDecoder("anthropic-messages")
+    dec.feed(anthropic_stream())
+    dec.close()  # nothing iterated yet: everything is kept
+    assert dec.memory == 0  # the C stream is already freed
+    assert list(dec) == ANTHROPIC_EVENTS
+    assert list(dec) == []
+
+
+@pytest.mark.parametrize(
+    "wire,body",
+    [
+        ("anthropic-messages", anthropic_stream(stop=False)),
+        ("openai-chat", openai_stream(done=False)),
+        ("anthropic-messages", b""),
+    ],
+)
+def test_truncated_stream(wire, body):
+    dec = panto.StreamDecoder(wire)
+    dec.feed(body)
+    seen = list(dec)
+    with pytest.raises(panto.TruncatedStream) as info:
+        dec.close()
+    assert isinstance(info.value, panto.DecodeError)
+    assert info.value.code == "truncated"
+    # iterating after close: the events left (none here), then the error again
+    with pytest.raises(panto.TruncatedStream):
+        list(dec)
+    # decode() yields every event first, then raises
+    got = []
+    with pytest.raises(panto.TruncatedStream):
+        for ev in panto.decode(wire, [body]):
+            got.append(ev)
+    assert got == seen
+    with pytest.raises(panto.TruncatedStream):
+        panto.accumulate(panto.decode(wire, [body]))
+
+
+def test_close_after_the_error_was_raised_does_not_raise_again():
+    dec = panto.StreamDecoder("openai-chat")
+    dec.feed(b"data: {not json}\n\n")
+    with pytest.raises(panto.DecodeError) as info:
+        list(dec)
+    assert info.value.code == "bad_json"
+    # sticky: iteration and feed raise the same error again
+    with pytest.raises(panto.DecodeError) as again:
+        list(dec)
+    assert again.value is info.value
+    with pytest.raises(panto.DecodeError):
+        dec.feed(b"data: [DONE]\n\n")
+    assert dec.error is info.value
+    dec.close()  # already delivered: no raise
+    with pytest.raises(panto.DecodeError):
+        list(dec)
+
+
+def test_truncation_events_before_close_are_kept_in_order():
+    body = anthropic_stream(stop=False)
+    dec = panto.StreamDecoder("anthropic-messages")
+    dec.feed(body)
+    with pytest.raises(panto.TruncatedStream):
+        dec.close()
+    got = []
+    with pytest.raises(panto.TruncatedStream):
+        for ev in dec:
+            got.append(ev)
+    assert got == ANTHROPIC_EVENTS[:-1]
+
+
+def test_feed_after_close_or_release_is_a_value_error():
+    dec = panto.StreamDecoder("sse")
+    dec.close()
+    with pytest.raises(ValueError):
+        dec.feed(b"data: x\n\n")
+    dec = panto.StreamDecoder("sse")
+    dec.release()
+    with pytest.raises(ValueError):
+        dec.feed(b"data: x\n\n")
+    with pytest.raises(ValueError):
+        list(dec)
+    dec.release()  # idempotent
+
+
+def test_context_manager_releases_without_declaring_eof():
+    with panto.StreamDecoder("anthropic-messages") as dec:
+        dec.feed(anthropic_stream(stop=False))
+        assert dec.memory > 0
+    assert dec.memory == 0  # no TruncatedStream raised by leaving the block
+
+
+def test_raw_sse_wire_has_no_terminal_requirement():
+    dec = panto.StreamDecoder("sse")
+    dec.feed(SSE_BODY)
+    assert list(dec) == SSE_EVENTS
+    dec.close()
+    assert list(dec) == []
+    with pytest.raises(panto.TruncatedStream):
+        panto.accumulate(SSE_EVENTS)
+
+
+# -- constructor and options ---------------------------------------------------
+
+
+def test_unknown_wire_and_bad_options():
+    with pytest.raises(ValueError, match="unknown wire"):
+        panto.StreamDecoder("openai")
+    with pytest.raises(ValueError, match="max_event_bytes"):
+        panto.StreamDecoder("sse", max_event_bytes=0)
+    with pytest.raises(ValueError):
+        panto.StreamDecoder("sse", max_json_depth=-1)
+    with pytest.raises(ValueError):
+        panto.StreamDecoder("sse", max_block_bytes=True)  # type: ignore[arg-type]
+    assert panto.StreamDecoder("sse").wire == "sse"
+    assert "StreamDecoder sse" in repr(panto.StreamDecoder("sse"))
+
+
+def test_limit_max_event_bytes():
+    big = sse(None, {"choices": [{"index": 0, "delta": {"content": "x" * 5000}}]}).encode()
+    with pytest.raises(panto.DecodeError) as info:
+        collect("openai-chat", big, max_event_bytes=1024)
+    assert info.value.code == "limit"
+    # the default is far larger
+    with pytest.raises(panto.TruncatedStream):
+        collect("openai-chat", big)
+
+
+def test_limit_max_block_bytes():
+    body = anthropic_stream()
+    with pytest.raises(panto.DecodeError) as info:
+        collect("anthropic-messages", body, max_block_bytes=8)
+    assert info.value.code == "limit"
+    assert collect("anthropic-messages", body, max_block_bytes=1 << 20) == ANTHROPIC_EVENTS
+
+
+def test_limit_max_json_depth():
+    deep = (
+        b'data: {"choices":[{"index":0,"delta":{"content":"x"}}],"x":'
+        + b"[" * 40
+        + b"]" * 40
+        + b"}\n\n"
+    )
+    with pytest.raises(panto.DecodeError) as info:
+        collect("openai-chat", deep, max_json_depth=16)
+    assert info.value.code in ("limit", "bad_json")
+    events = []
+    with pytest.raises(panto.TruncatedStream):
+        for ev in panto.decode("openai-chat", deep, max_json_depth=64):
+            events.append(ev)
+    assert ContentDelta(0, "text", "x") in events
+
+
+def test_limit_max_buffer_bytes_raises_from_feed():
+    dec = panto.StreamDecoder("sse", max_buffer_bytes=4096)
+    with pytest.raises(panto.DecodeError) as info:
+        dec.feed(b"data: " + b"x" * 10000)
+    assert info.value.code == "limit"
+    assert dec.error is info.value
+    dec.close()  # already delivered
+
+
+# -- error mapping -------------------------------------------------------------
+
+
+def test_anthropic_error_event_is_a_provider_error():
+    body = anthropic_events_prefix(6) + (
+        b'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n'
+    )
+    with pytest.raises(panto.ProviderError) as info:
+        collect("anthropic-messages", body)
+    e = info.value
+    assert e.status == 200 and e.type == "overloaded_error" and e.retryable is True
+    assert "Overloaded" in e.message and "overloaded_error" in str(e)
+    assert isinstance(e, panto.PantoError) and not isinstance(e, panto.DecodeError)
+
+
+def test_openai_error_chunk_is_a_provider_error():
+    body = b'data: {"error":{"message":"The server had an error","type":"server_error","code":null}}\n\n'
+    with pytest.raises(panto.ProviderError) as info:
+        collect("openai-chat", body)
+    assert info.value.status == 200
+    assert info.value.type == "server_error"
+
+
+@pytest.mark.parametrize(
+    "wire,body,code",
+    [
+        ("openai-chat", b"<html>502 Bad Gateway</html>\n\n", "bad_sse"),
+        ("openai-chat", b'data: {"choices": [}\n\n', "bad_json"),
+        (
+            "anthropic-messages",
+            b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"}}\n\n',
+            "protocol",
+        ),
+        ("openai-chat", b"data: \xff\xfe\n\n", "bad_json"),
+    ],
+)
+def test_decode_error_codes(wire, body, code):
+    with pytest.raises(panto.DecodeError) as info:
+        collect(wire, body)
+    assert info.value.code == code
+    assert str(info.value)  # a message that says what was wrong
+
+
+def test_event_after_terminal_is_a_protocol_error_at_close():
+    body = openai_stream() + b'data: {"choices":[]}\n\n'
+    dec = panto.StreamDecoder("openai-chat")
+    dec.feed(body)
+    events = []
+    with pytest.raises(panto.DecodeError) as info:
+        for ev in dec:
+            events.append(ev)
+        dec.close()
+    assert info.value.code == "protocol"
+    assert events == OPENAI_EVENTS
+
+
+# -- accumulate ------------------------------------------------------------------
+
+
+def test_accumulate():
+    msg = panto.accumulate(panto.decode("anthropic-messages", anthropic_stream()))
+    assert msg == ANTHROPIC_EVENTS[-1].message
+    assert msg.model == "claude-test" and msg.stop_reason == "tool_use"
+    assert msg.tool_uses == [ToolUse("toolu_1", "read", {"path": "a.txt"})]
+    assert msg.text == "Hi é😀 there"
+    msg = panto.accumulate(iter(OPENAI_EVENTS))
+    assert [type(b) for b in msg.content] == [Text, ToolUse, ToolUse]  # index order
+    not_final = dataclasses.replace(OPENAI_EVENTS[-1], final=False)
+    with pytest.raises(panto.TruncatedStream):
+        panto.accumulate([not_final])
+    assert panto.accumulate([not_final, OPENAI_EVENTS[-1]]) is OPENAI_EVENTS[-1].message
+
+
+@pytest.mark.parametrize("wire", ["anthropic-messages", "openai-chat"])
+def test_accumulate_of_decode_skips_deltas_with_the_same_result(wire):
+    body, expected = STREAMS[wire]
+    chunks = [body[i : i + 100] for i in range(0, len(body), 100)]
+    assert panto.accumulate(panto.decode(wire, chunks)) == expected[-1].message
+    started = panto.decode(wire, chunks)
+    first = next(started)  # already iterated: the generic path
+    assert first == expected[0]
+    assert panto.accumulate(started) == expected[-1].message
+    with pytest.raises(ValueError):
+        panto.decode("nope", chunks)  # arguments are checked at once
+
+
+def test_tool_input_that_is_not_an_object_is_kept_raw():
+    base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "m"}
+    body = (
+        sse(
+            None,
+            dict(
+                base,
+                choices=[
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "c",
+                                    "type": "function",
+                                    "function": {"name": "f", "arguments": "[1, 2]"},
+                                }
+                            ]
+                        },
+                    }
+                ],
+            ),
+        )
+        + sse(None, dict(base, choices=[{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]))
+        + "data: [DONE]\n\n"
+    ).encode()
+    msg = panto.accumulate(panto.decode("openai-chat", body))
+    assert msg.content == (ToolUse("c", "f", {}, "[1, 2]"),)
+
+
+# -- memory and threads ----------------------------------------------------------
+
+
+def test_memory_is_freed_by_release_close_and_gc():
+    dec = panto.StreamDecoder("anthropic-messages")
+    dec.feed(anthropic_stream(stop=False) * 1)
+    assert dec.memory > 0
+    ref = weakref.ref(dec)
+    del dec
+    gc.collect()
+    assert ref() is None
+
+
+def test_no_growth_over_many_decoders():
+    import resource
+
+    body = anthropic_stream()
+    big = b"data: " + b"x" * (1 << 20)  # 1 MiB fed, then dropped unfinished
+
+    def churn(n: int) -> None:
+        for _ in range(n):
+            d = panto.StreamDecoder("sse")
+            d.feed(big)
+            assert collect("anthropic-messages", body) == ANTHROPIC_EVENTS
+
+    churn(20)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    churn(200)  # ~200 MiB in total would be visible if it leaked
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert after - before < 64 * 1024  # KiB
+
+
+def test_distinct_decoders_in_threads():
+    body, expected = STREAMS["anthropic-messages"]
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(50):
+                assert (
+                    collect(
+                        "anthropic-messages", [body[i : i + 37] for i in range(0, len(body), 37)]
+                    )
+                    == expected
+                )
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
