@@ -23,7 +23,15 @@ from typing import Any
 
 from .errors import ToolError
 
-__all__ = ["TOOL_NAME_RE", "FunctionTool", "Tool", "ToolCall", "ToolDecl", "ToolOutput", "ToolSource"]
+__all__ = [
+    "TOOL_NAME_RE",
+    "FunctionTool",
+    "Tool",
+    "ToolCall",
+    "ToolDecl",
+    "ToolOutput",
+    "ToolSource",
+]
 
 #: What providers accept as a tool name.
 TOOL_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -35,16 +43,12 @@ class ToolDecl:
 
     name: str
     description: str
-    schema: dict[str, Any] = field(
-        default_factory=lambda: {"type": "object", "properties": {}}
-    )
+    schema: dict[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
     timeout: float | None = None  # seconds; None = the configured default
 
     def __post_init__(self) -> None:
         if not TOOL_NAME_RE.match(self.name):
-            raise ToolError(
-                f"invalid tool name {self.name!r}: must match {TOOL_NAME_RE.pattern}"
-            )
+            raise ToolError(f"invalid tool name {self.name!r}: must match {TOOL_NAME_RE.pattern}")
 
 
 @dataclass(frozen=True, slots=True)

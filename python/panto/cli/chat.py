@@ -1,0 +1,447 @@
+"""``panto`` (interactive) and ``panto -p PROMPT`` (one-shot).
+
+One-shot output formats (``--output-format``):
+
+- ``text``: the answer's text, streamed to stdout; tool calls as one-line
+  summaries and errors on stderr.
+- ``json``: one JSON object when the turn ends (``{"type": "result", ...}``).
+- ``stream-json``: one JSON object per line per event
+  (``panto.events.event_to_dict``), then a ``result`` (or ``error``) line.
+
+The interactive mode is a plain prompt with readline history: streamed
+output, thinking dimmed on a terminal, one-line tool summaries, token usage
+after each turn, ``/help /model /clear /tools /exit``.  Ctrl-C cancels the
+running turn (tools included); Ctrl-C twice or Ctrl-D at an empty prompt
+exits.  See docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import IO, Any
+
+from ..agent import Agent
+from ..config import Config
+from ..conversation import Message, Usage
+from ..errors import ConfigError, PantoError, ProviderError
+from ..events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    MessageComplete,
+    ProviderRetry,
+    ToolCallStart,
+    ToolResult,
+    event_to_dict,
+)
+
+__all__ = ["main", "build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="panto",
+        description="panto: a minimal, fast, extensible coding agent.",
+    )
+    p.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        help="answer PROMPT and exit ('-' reads it from stdin)",
+    )
+    p.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="output of -p (default: text)",
+    )
+    p.add_argument(
+        "--model",
+        metavar="PROVIDER/MODEL",
+        help="e.g. anthropic/claude-sonnet-4-5, openai/gpt-4.1, ollama/qwen3, "
+        "mock/anthropic (offline)",
+    )
+    p.add_argument("--base-url", metavar="URL", help="the provider's base URL")
+    p.add_argument(
+        "--max-turns",
+        type=int,
+        metavar="N",
+        help="at most N model responses per prompt (N-1 tool rounds)",
+    )
+    p.add_argument("--max-tokens", type=int, metavar="N", help="output token limit per response")
+    p.add_argument("--system-prompt", metavar="TEXT", help="the system prompt")
+    p.add_argument(
+        "--thinking-budget", type=int, metavar="TOKENS", help="Anthropic extended thinking budget"
+    )
+    p.add_argument(
+        "--reasoning-effort",
+        metavar="LEVEL",
+        help="OpenAI reasoning_effort (minimal, low, medium, high)",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        help="log requests and retries to stderr (keys are redacted)",
+    )
+    return p
+
+
+def _config(args: argparse.Namespace) -> Config:
+    overrides: dict[str, Any] = {}
+    if args.max_tokens is not None:
+        overrides["max_tokens"] = args.max_tokens
+    if args.system_prompt is not None:
+        overrides["system_prompt"] = args.system_prompt
+    if args.thinking_budget is not None:
+        overrides["thinking_budget"] = args.thinking_budget
+    if args.reasoning_effort is not None:
+        overrides["reasoning_effort"] = args.reasoning_effort
+    if args.max_turns is not None:
+        if args.max_turns < 1:
+            raise ConfigError("--max-turns must be at least 1")
+        overrides["max_tool_rounds"] = args.max_turns - 1
+    config = Config.load(**overrides)
+    if args.model:
+        config = config.with_model(args.model)
+    if args.base_url:
+        config.base_url = args.base_url
+    return config
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.debug or os.environ.get("PANTO_DEBUG"):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("panto %(levelname)s %(message)s"))
+        log = logging.getLogger("panto")
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG)
+    try:
+        config = _config(args)
+        config.resolve_api_key()  # fail early, naming the variable to set
+    except ConfigError as e:
+        print(f"panto: {e}", file=sys.stderr)
+        return 2
+    agent = Agent(config)
+    try:
+        if args.prompt is not None:
+            prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+            return one_shot(agent, prompt, args.output_format)
+        return Interactive(agent).loop()
+    finally:
+        agent.close()
+
+
+# -- rendering ------------------------------------------------------------------------
+
+_DIM, _RED, _BOLD, _RESET = "\x1b[2m", "\x1b[31m", "\x1b[1m", "\x1b[0m"
+
+
+def _one_line(s: str, width: int = 80) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def tool_summary(ev: ToolCallStart) -> str:
+    args = json.dumps(ev.call.input, ensure_ascii=False) if ev.call.input else ""
+    return f"⚙ {ev.call.name}({_one_line(args, 70)})"
+
+
+def result_summary(ev: ToolResult) -> str:
+    lines = ev.content.count("\n") + 1 if ev.content else 0
+    mark = "✗" if ev.is_error else "↳"
+    more = f" (+{lines - 1} lines)" if lines > 1 else ""
+    return f"  {mark} {_one_line(ev.content, 70) or '(empty)'}{more}"
+
+
+def usage_line(usage: Usage, seconds: float) -> str:
+    parts = [f"in {usage.input_tokens:,}"]
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        parts.append(f"cache {usage.cache_read_tokens:,}r/{usage.cache_write_tokens:,}w")
+    out = f"out {usage.output_tokens:,}"
+    if usage.reasoning_tokens:
+        out += f" ({usage.reasoning_tokens:,} reasoning)"
+    parts.append(out)
+    return " · ".join(parts) + f" · {seconds:.1f}s"
+
+
+class Renderer:
+    """Writes a turn's events as text: answer text to ``out``; thinking
+    (dimmed, when ``show_thinking``), tool summaries, retries and errors to
+    ``err``."""
+
+    def __init__(self, out: IO[str], err: IO[str], *, color: bool, show_thinking: bool):
+        self.out, self.err = out, err
+        self.color = color
+        self.show_thinking = show_thinking
+        self.col0 = True  # the cursor is at the start of a line (on out)
+
+    def _c(self, code: str, s: str) -> str:
+        return f"{code}{s}{_RESET}" if self.color else s
+
+    def _write(self, s: str) -> None:
+        if s:
+            self.out.write(s)
+            self.col0 = s.endswith("\n")
+
+    def newline(self) -> None:
+        if not self.col0:
+            self._write("\n")
+        self.out.flush()
+
+    def note(self, s: str, code: str = _DIM) -> None:
+        """A line on the side channel."""
+        if self.err is self.out:
+            self.newline()
+        self.err.write(self._c(code, s) + "\n")
+        self.err.flush()
+
+    def event(self, ev: Any) -> None:
+        tp = type(ev)
+        if tp is ContentDelta:
+            if ev.kind == "text":
+                self._write(ev.text)
+                self.out.flush()
+            elif ev.kind == "thinking" and self.show_thinking:
+                self._write(self._c(_DIM, ev.text))
+                self.out.flush()
+        elif tp is BlockStart:
+            if ev.kind in ("text", "thinking"):
+                self.newline()
+        elif tp is BlockComplete:
+            self.newline()
+        elif tp is ToolCallStart:
+            self.note(tool_summary(ev))
+        elif tp is ToolResult:
+            self.note(result_summary(ev), _RED if ev.is_error else _DIM)
+        elif tp is ProviderRetry:
+            self.note(f"retrying in {ev.delay:.1f}s (attempt {ev.attempt}): {ev.reason}")
+        elif tp is MessageComplete:
+            self.newline()
+            if ev.message.error:
+                self.note(ev.message.error, _RED)
+
+
+# -- one-shot ---------------------------------------------------------------------------
+
+
+def _error_dict(e: BaseException) -> dict[str, Any]:
+    d: dict[str, Any] = {"message": str(e), "kind": type(e).__name__}
+    if isinstance(e, ProviderError):
+        d.update(status=e.status, type=e.type, retryable=e.retryable)
+    return d
+
+
+def _result(
+    agent: Agent, stream: Any, started: float, final: MessageComplete | None
+) -> dict[str, Any]:
+    msg: Message | None = final.message if final else None
+    return {
+        "type": "result",
+        "is_error": msg is None or msg.error is not None,
+        "result": msg.text if msg else "",
+        "stop_reason": final.stop_reason if final else None,
+        "error": msg.error if msg else None,
+        "model": agent.config.model_spec,
+        "usage": stream.usage.to_dict(),
+        "duration_ms": round((time.perf_counter() - started) * 1000),
+        "rounds": stream.rounds + 1,
+        "messages": [m.to_dict() for m in stream.messages],
+    }
+
+
+def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
+    out = sys.stdout
+    agent.submit_user_message(prompt)
+    started = time.perf_counter()
+    final: MessageComplete | None = None
+    renderer = Renderer(out, sys.stderr, color=sys.stderr.isatty(), show_thinking=False)
+    stream = agent.run()
+    try:
+        with stream:
+            for ev in stream:
+                if type(ev) is MessageComplete and ev.final:
+                    final = ev
+                if fmt == "stream-json":
+                    out.write(json.dumps(event_to_dict(ev), ensure_ascii=False) + "\n")
+                    out.flush()
+                elif fmt == "text":
+                    renderer.event(ev)
+    except PantoError as e:
+        if fmt == "text":
+            renderer.newline()
+            print(f"panto: error: {e}", file=sys.stderr)
+        else:
+            doc: dict[str, Any] = {"type": "error", "error": _error_dict(e)}
+            doc["model"] = agent.config.model_spec
+            if fmt == "json":
+                doc["messages"] = [m.to_dict() for m in stream.messages]
+            out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return 1
+    except KeyboardInterrupt:
+        renderer.newline()
+        print("panto: cancelled", file=sys.stderr)
+        return 130
+    result = _result(agent, stream, started, final)
+    if fmt in ("json", "stream-json"):
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    else:
+        renderer.newline()
+    out.flush()
+    return 1 if result["is_error"] else 0
+
+
+# -- interactive ------------------------------------------------------------------------------
+
+HELP = """\
+/help               this help
+/model [P/MODEL]    show or switch the model (e.g. /model anthropic/claude-sonnet-4-5)
+/clear              start a new conversation
+/tools              list the tools the model can call
+/exit               quit (also Ctrl-D)
+Ctrl-C cancels a running turn; Ctrl-C twice at an empty prompt exits."""
+
+
+def _history_file() -> str:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(state, "panto", "history")
+
+
+class Interactive:
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+        tty = sys.stdout.isatty()
+        self.color = tty and not os.environ.get("NO_COLOR")
+        self.renderer = Renderer(sys.stdout, sys.stdout, color=self.color, show_thinking=True)
+        self.readline: Any = None
+
+    def _setup_readline(self) -> None:
+        if not sys.stdin.isatty():
+            return
+        try:
+            import readline
+        except ImportError:
+            return
+        self.readline = readline
+        path = _history_file()
+        try:
+            readline.read_history_file(path)
+        except OSError:
+            pass
+        readline.set_history_length(1000)
+
+    def _save_history(self) -> None:
+        if self.readline is None:
+            return
+        path = _history_file()
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.readline.write_history_file(path)
+        except OSError:
+            pass
+
+    def _dim(self, s: str) -> str:
+        return f"{_DIM}{s}{_RESET}" if self.color else s
+
+    def loop(self) -> int:
+        from .. import __version__
+
+        self._setup_readline()
+        print(
+            self._dim(
+                f"panto {__version__} · {self.agent.config.model_spec} · /help for commands, "
+                "Ctrl-D to exit"
+            )
+        )
+        prompt = f"{_BOLD}›{_RESET} " if self.color else "> "
+        interrupted = False
+        try:
+            while True:
+                try:
+                    line = input(prompt)
+                except EOFError:
+                    print()
+                    return 0
+                except KeyboardInterrupt:
+                    buffer = self.readline.get_line_buffer() if self.readline else ""
+                    print()
+                    if buffer.strip():
+                        interrupted = False
+                        continue
+                    if interrupted:
+                        return 0
+                    interrupted = True
+                    print(self._dim("(Ctrl-C again or Ctrl-D to exit)"))
+                    continue
+                interrupted = False
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    if self.command(text):
+                        return 0
+                    continue
+                self.turn(line)
+        finally:
+            self._save_history()
+
+    def command(self, text: str) -> bool:
+        """Run a slash command; True means exit."""
+        name, _, arg = text.partition(" ")
+        arg = arg.strip()
+        if name in ("/exit", "/quit"):
+            return True
+        if name == "/help":
+            print(HELP)
+        elif name == "/model":
+            if not arg:
+                print(self.agent.config.model_spec)
+            else:
+                try:
+                    self.agent.config = self.agent.config.with_model(arg)
+                except ConfigError as e:
+                    print(f"error: {e}")
+                else:
+                    print(self._dim(f"model: {self.agent.config.model_spec}"))
+        elif name == "/clear":
+            self.agent.clear()
+            print(self._dim("conversation cleared"))
+        elif name == "/tools":
+            tools = self.agent.tools
+            if not tools:
+                print(self._dim("no tools"))
+            for t in tools:
+                print(f"{t.name:<20} {_one_line(t.description, 56)}")
+        else:
+            print(f"unknown command {name} (try /help)")
+        return False
+
+    def turn(self, text: str) -> None:
+        agent = self.agent
+        agent.submit_user_message(text)
+        started = time.perf_counter()
+        r = self.renderer
+        stream = agent.run()
+        try:
+            with stream:
+                for ev in stream:
+                    r.event(ev)
+        except KeyboardInterrupt:
+            stream.close()
+            r.newline()
+            print(self._dim("[cancelled]"))
+            return
+        except PantoError as e:
+            r.newline()
+            msg = f"error: {e}"
+            print(f"{_RED}{msg}{_RESET}" if self.color else msg)
+            return
+        r.newline()
+        print(self._dim(usage_line(stream.usage, time.perf_counter() - started)))

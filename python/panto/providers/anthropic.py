@@ -1,0 +1,135 @@
+"""Request serialization for the Anthropic messages wire
+(``anthropic-messages``).
+
+The base URL does not include ``/v1``: requests go to ``{base}/v1/messages``
+with ``x-api-key`` and ``anthropic-version: 2023-06-01``.
+
+Mapping from panto's model:
+
+- system messages -> the top-level ``system`` string;
+- user text -> ``{"role": "user", "content": [{"type": "text", ...}]}``;
+- assistant -> content blocks in order: ``thinking`` (with its
+  ``signature``; unsigned thinking from other providers is dropped),
+  ``redacted_thinking`` (``data``), ``text`` (empty ones dropped),
+  ``tool_use`` ``{id, name, input}``;
+- tool results -> a user message of ``tool_result`` blocks
+  ``{tool_use_id, content, is_error}``; consecutive user-side messages are
+  merged so roles alternate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..conversation import (
+    Message,
+    RedactedThinking,
+    Text,
+    Thinking,
+    ToolResultBlock,
+    ToolUse,
+)
+from ..tools import ToolDecl
+from .base import Provider, system_text
+
+__all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "serialize_messages", "serialize_tools"]
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def serialize_tools(tools: Sequence[ToolDecl]) -> list[dict[str, Any]]:
+    return [{"name": t.name, "description": t.description, "input_schema": t.schema} for t in tools]
+
+
+def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for b in m.content:
+        if isinstance(b, Text):
+            if b.text:
+                blocks.append({"type": "text", "text": b.text})
+        elif isinstance(b, Thinking):
+            if b.signature:
+                blocks.append({"type": "thinking", "thinking": b.text, "signature": b.signature})
+        elif isinstance(b, RedactedThinking):
+            blocks.append({"type": "redacted_thinking", "data": b.data})
+        elif isinstance(b, ToolUse):
+            blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.input})
+    return blocks
+
+
+def _user_blocks(m: Message) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    texts: list[dict[str, Any]] = []
+    for b in m.content:
+        if isinstance(b, ToolResultBlock):
+            results.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": b.tool_use_id,
+                    "content": b.content,
+                    "is_error": b.is_error,
+                }
+            )
+        elif isinstance(b, Text):
+            texts.append({"type": "text", "text": b.text})
+    return results + texts
+
+
+def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "assistant":
+            role, blocks = "assistant", _assistant_blocks(m)
+        else:
+            role, blocks = "user", _user_blocks(m)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            prev = out[-1]["content"]
+            if role == "user":
+                # tool_result blocks must open the user message
+                merged = [b for b in prev + blocks if b["type"] == "tool_result"]
+                merged += [b for b in prev + blocks if b["type"] != "tool_result"]
+                out[-1]["content"] = merged
+            else:
+                prev.extend(blocks)
+            continue
+        out.append({"role": role, "content": blocks})
+    return out
+
+
+class AnthropicProvider(Provider):
+    wire = "anthropic-messages"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/v1/messages"
+
+    def headers(self) -> dict[str, str]:
+        h = {
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+            "anthropic-version": ANTHROPIC_VERSION,
+        }
+        if self.api_key:
+            h["x-api-key"] = self.api_key
+        h.update(self.extra_headers)
+        return h
+
+    def body(self, messages: Sequence[Message], tools: Sequence[ToolDecl]) -> dict[str, Any]:
+        cfg = self.config
+        body: dict[str, Any] = {"model": cfg.model}
+        system = system_text(messages)
+        if system:
+            body["system"] = system
+        body["messages"] = serialize_messages(messages)
+        if tools:
+            body["tools"] = serialize_tools(tools)
+        body["max_tokens"] = cfg.max_tokens
+        body["stream"] = True
+        if cfg.thinking_budget:
+            body["thinking"] = {"type": "enabled", "budget_tokens": cfg.thinking_budget}
+        return body

@@ -1,0 +1,114 @@
+"""Request serialization for the OpenAI chat-completions wire (``openai-chat``).
+
+Works with api.openai.com and OpenAI-compatible servers (Ollama, vLLM,
+llama.cpp, DeepSeek, OpenRouter): the base URL includes ``/v1`` and requests
+go to ``{base}/chat/completions``.
+
+Mapping from panto's model:
+
+- system messages -> one ``{"role": "system"}`` message first;
+- user text -> ``{"role": "user", "content": "..."}``;
+- assistant -> ``{"role": "assistant", "content": text or null,
+  "tool_calls": [{id, type: "function", function: {name, arguments}}]}``
+  where ``arguments`` is the JSON-encoded input.  Thinking blocks are not
+  sent back (OpenAI-compatible servers neither need nor accept them);
+- tool results -> one ``{"role": "tool", "tool_call_id", "content"}`` per
+  result; an error result's content is prefixed with ``Error: `` (the wire
+  has no error flag).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..conversation import Message, Text, ToolResultBlock, ToolUse
+from ..tools import ToolDecl
+from .base import Provider, system_text
+
+__all__ = ["OpenAIChatProvider", "serialize_messages", "serialize_tools"]
+
+
+def serialize_tools(tools: Sequence[ToolDecl]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {"name": t.name, "description": t.description, "parameters": t.schema},
+        }
+        for t in tools
+    ]
+
+
+def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    system = system_text(messages)
+    if system:
+        out.append({"role": "system", "content": system})
+    for m in messages:
+        role = m.role
+        if role == "system":
+            continue
+        if role == "assistant":
+            text = "".join(b.text for b in m.content if isinstance(b, Text))
+            calls = [
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {
+                        "name": b.name,
+                        "arguments": json.dumps(b.input, ensure_ascii=False),
+                    },
+                }
+                for b in m.content
+                if isinstance(b, ToolUse)
+            ]
+            if not text and not calls:
+                continue  # e.g. an empty message cut short by an error
+            msg: dict[str, Any] = {"role": "assistant", "content": text or None}
+            if calls:
+                msg["tool_calls"] = calls
+            out.append(msg)
+            continue
+        # user or tool: tool results first (they answer the previous
+        # assistant message), then any text as a user message.
+        texts = []
+        for b in m.content:
+            if isinstance(b, ToolResultBlock):
+                content = f"Error: {b.content}" if b.is_error else b.content
+                out.append({"role": "tool", "tool_call_id": b.tool_use_id, "content": content})
+            elif isinstance(b, Text):
+                texts.append(b.text)
+        if texts:
+            out.append({"role": "user", "content": "\n".join(texts)})
+    return out
+
+
+class OpenAIChatProvider(Provider):
+    wire = "openai-chat"
+
+    @property
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def headers(self) -> dict[str, str]:
+        h = {"content-type": "application/json", "accept": "text/event-stream"}
+        if self.api_key:
+            h["authorization"] = f"Bearer {self.api_key}"
+        h.update(self.extra_headers)
+        return h
+
+    def body(self, messages: Sequence[Message], tools: Sequence[ToolDecl]) -> dict[str, Any]:
+        cfg = self.config
+        body: dict[str, Any] = {
+            "model": cfg.model,
+            "messages": serialize_messages(messages),
+        }
+        if tools:
+            body["tools"] = serialize_tools(tools)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        body[cfg.provider_config.max_tokens_field] = cfg.max_tokens
+        if cfg.reasoning_effort:
+            body["reasoning_effort"] = cfg.reasoning_effort
+        return body

@@ -1,0 +1,670 @@
+"""A scripted LLM server on 127.0.0.1 speaking both provider wires.
+
+``ScriptedServer`` is a real threaded HTTP/1.1 server (stdlib
+``http.server``).  Each request pops the next item of its script and answers
+it in the wire the request asked for (``/v1/messages`` -> Anthropic messages,
+``.../chat/completions`` -> OpenAI chat), streaming exactly what the real APIs
+send (see ``shared/reference/FACTS.md``)::
+
+    from panto.conversation import Text, Thinking, ToolUse
+    from panto.testing import HTTPError, Reply, ScriptedServer
+
+    with ScriptedServer([
+        Reply([Thinking("hmm", "sig-1"), ToolUse("toolu_1", "add", {"a": 1})]),
+        HTTPError(429, {"error": {"type": "rate_limit_error", "message": "slow"}},
+                  headers={"retry-after": "1"}),
+        Reply([Text("done")], error={"type": "overloaded_error"}, error_after=3),
+    ]) as server:
+        ...  # point a Config at server.url (+ "/v1" for the OpenAI wire)
+        server.requests[0].json   # the exact JSON panto sent
+
+Script items: ``Reply`` (a streamed answer whose blocks are panto's own
+``Text``, ``Thinking``, ``RedactedThinking`` and ``ToolUse``; it can also
+carry a provider error event, a mid-stream disconnect or a stall),
+``HTTPError`` (a status with a JSON or text body and headers), or a callable
+``fn(request) -> Reply | HTTPError``.  With the script exhausted the server
+calls ``responder`` (default: answer HTTP 500 "script exhausted").
+
+``mock_server()`` is the process-wide instance behind the offline ``mock``
+provider: it echoes the prompt with a little thinking, and calls a declared
+tool when the prompt says ``call TOOLNAME {json args}``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from .conversation import Block, RedactedThinking, Text, Thinking, ToolUse, Usage
+
+__all__ = [
+    "HTTPError",
+    "RecordedRequest",
+    "Reply",
+    "ScriptedServer",
+    "echo_responder",
+    "mock_server",
+    "render_sse",
+]
+
+_OPENAI_FINISH = {
+    "stop": "stop",
+    "tool_use": "tool_calls",
+    "length": "length",
+    "refusal": "content_filter",
+}
+_ANTHROPIC_STOP = {
+    "stop": "end_turn",
+    "tool_use": "tool_use",
+    "length": "max_tokens",
+    "refusal": "refusal",
+    "pause": "pause_turn",
+}
+
+
+@dataclass
+class Reply:
+    """A scripted streamed answer.
+
+    ``blocks`` are streamed in order (text and thinking cut into deltas of
+    ``chunk`` characters, tool input JSON into slices of ``chunk``).
+    ``stop_reason`` is a normalized reason (default ``tool_use`` when there
+    are tool calls, else ``stop``).  The fault fields count SSE events: before
+    event number ``error_after`` an ``error`` event is sent instead and the
+    stream ends (``error`` is ``{"type": ..., "message": ...}``); at
+    ``disconnect_after`` the connection is dropped without finishing the
+    chunked body; at ``stall_after`` the server stops sending for ``stall``
+    seconds.  ``delay`` sleeps between events; ``events_per_write`` coalesces
+    events into one socket write.
+    """
+
+    blocks: Sequence[Block] = ()
+    stop_reason: str | None = None
+    usage: Usage = field(default_factory=lambda: Usage(input_tokens=10, output_tokens=5))
+    model: str | None = None
+    chunk: int = 8
+    delay: float = 0.0
+    error: dict[str, Any] | None = None
+    error_after: int = 0
+    disconnect_after: int | None = None
+    stall_after: int | None = None
+    stall: float = 30.0
+    events_per_write: int = 1
+    headers: dict[str, str] = field(default_factory=dict)
+    #: Render once and send the same bytes every time (benchmarks).
+    cache: bool = False
+    _rendered: dict[tuple[str, str], list[bytes]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+
+@dataclass
+class HTTPError:
+    """An HTTP error response: ``body`` is JSON-encoded unless it is a str."""
+
+    status: int
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    wire: str
+
+    @property
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+ScriptItem = Reply | HTTPError | Callable[[RecordedRequest], Reply | HTTPError]
+
+_ids = itertools.count(1)
+
+
+def _pieces(s: str, n: int) -> list[str]:
+    n = max(1, n)
+    return [s[i : i + n] for i in range(0, len(s), n)] or [""]
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def _stop_reason(reply: Reply) -> str:
+    if reply.stop_reason:
+        return reply.stop_reason
+    return "tool_use" if any(isinstance(b, ToolUse) for b in reply.blocks) else "stop"
+
+
+def _render_anthropic(reply: Reply, model: str) -> list[bytes]:
+    events: list[bytes] = []
+
+    def ev(kind: str, data: dict[str, Any]) -> None:
+        events.append(f"event: {kind}\ndata: {_dumps(data)}\n\n".encode())
+
+    u = reply.usage
+    ev(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_{next(_ids):08d}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": u.input_tokens,
+                    "cache_creation_input_tokens": u.cache_write_tokens,
+                    "cache_read_input_tokens": u.cache_read_tokens,
+                    "output_tokens": 1,
+                },
+            },
+        },
+    )
+    ev("ping", {"type": "ping"})
+    for i, b in enumerate(reply.blocks):
+        if isinstance(b, Text):
+            ev(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": i,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+            for p in _pieces(b.text, reply.chunk):
+                ev(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "text_delta", "text": p},
+                    },
+                )
+        elif isinstance(b, Thinking):
+            ev(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": i,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
+            for p in _pieces(b.text, reply.chunk):
+                ev(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "thinking_delta", "thinking": p},
+                    },
+                )
+            ev(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": i,
+                    "delta": {"type": "signature_delta", "signature": b.signature},
+                },
+            )
+        elif isinstance(b, RedactedThinking):
+            ev(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": i,
+                    "content_block": {"type": "redacted_thinking", "data": b.data},
+                },
+            )
+        elif isinstance(b, ToolUse):
+            ev(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": i,
+                    "content_block": {"type": "tool_use", "id": b.id, "name": b.name, "input": {}},
+                },
+            )
+            args = b.raw_input if b.raw_input is not None else _dumps(b.input)
+            for p in ["", *_pieces(args, reply.chunk)]:
+                ev(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": i,
+                        "delta": {"type": "input_json_delta", "partial_json": p},
+                    },
+                )
+        else:
+            raise TypeError(f"cannot stream block {b!r}")
+        ev("content_block_stop", {"type": "content_block_stop", "index": i})
+    stop = _stop_reason(reply)
+    ev(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": _ANTHROPIC_STOP.get(stop, stop), "stop_sequence": None},
+            "usage": {"output_tokens": u.output_tokens},
+        },
+    )
+    ev("message_stop", {"type": "message_stop"})
+    return events
+
+
+def _render_openai(reply: Reply, model: str) -> list[bytes]:
+    events: list[bytes] = []
+    cid = f"chatcmpl-{next(_ids):08d}"
+    created = int(time.time())
+
+    def chunk(
+        delta: dict[str, Any] | None, finish: str | None = None, usage: dict[str, Any] | None = None
+    ) -> None:
+        choices = (
+            []
+            if delta is None
+            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
+        )
+        obj = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "service_tier": "default",
+            "system_fingerprint": "fp_panto",
+            "choices": choices,
+            "usage": usage,
+            "obfuscation": "xY",
+        }
+        events.append(f"data: {_dumps(obj)}\n\n".encode())
+
+    blocks = list(reply.blocks)
+    first_tool = bool(blocks) and isinstance(blocks[0], ToolUse)
+    role: dict[str, Any] = {
+        "role": "assistant",
+        "content": None if first_tool else "",
+        "refusal": None,
+    }
+    tool_index = 0
+    started = False
+    for b in blocks:
+        if isinstance(b, Text):
+            for p in _pieces(b.text, reply.chunk):
+                if not started:
+                    chunk(role)
+                    started = True
+                chunk({"content": p})
+        elif isinstance(b, Thinking):
+            for p in _pieces(b.text, reply.chunk):
+                if not started:
+                    chunk(role)
+                    started = True
+                chunk({"reasoning_content": p})
+        elif isinstance(b, ToolUse):
+            head = {
+                "index": tool_index,
+                "id": b.id,
+                "type": "function",
+                "function": {"name": b.name, "arguments": ""},
+            }
+            if not started:
+                chunk({**role, "tool_calls": [head]})
+                started = True
+            else:
+                chunk({"tool_calls": [head]})
+            args = b.raw_input if b.raw_input is not None else _dumps(b.input)
+            for p in _pieces(args, reply.chunk):
+                chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": p}}]})
+            tool_index += 1
+        elif isinstance(b, RedactedThinking):
+            continue  # not expressible on this wire
+        else:
+            raise TypeError(f"cannot stream block {b!r}")
+    if not started:
+        chunk(role)
+    stop = _stop_reason(reply)
+    chunk({}, _OPENAI_FINISH.get(stop, stop))
+    u = reply.usage
+    chunk(
+        None,
+        usage={
+            "prompt_tokens": u.input_tokens + u.cache_read_tokens,
+            "completion_tokens": u.output_tokens,
+            "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": u.cache_read_tokens, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": u.reasoning_tokens,
+                "audio_tokens": 0,
+            },
+        },
+    )
+    events.append(b"data: [DONE]\n\n")
+    return events
+
+
+def render_sse(reply: Reply, wire: str, model: str = "mock-model") -> list[bytes]:
+    """The SSE events (one ``bytes`` each) of a complete ``reply`` on
+    ``wire`` (``openai-chat`` or ``anthropic-messages``), without faults."""
+    model = reply.model or model
+    if wire == "anthropic-messages":
+        return _render_anthropic(reply, model)
+    if wire == "openai-chat":
+        return _render_openai(reply, model)
+    raise ValueError(f"unknown wire {wire!r}")
+
+
+def _error_event(wire: str, error: dict[str, Any]) -> bytes:
+    err = {"type": error.get("type", "api_error"), "message": error.get("message", "error")}
+    if wire == "anthropic-messages":
+        return f"event: error\ndata: {_dumps({'type': 'error', 'error': err})}\n\n".encode()
+    return f"data: {_dumps({'error': {**err, 'code': None, 'param': None}})}\n\n".encode()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send_json(200, {"object": "list", "data": []})
+        else:
+            self._send_json(404, {"error": {"type": "not_found", "message": "no such path"}})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        path = self.path.split("?", 1)[0]
+        if path.endswith("/v1/messages"):
+            wire = "anthropic-messages"
+        elif path.endswith("/chat/completions"):
+            wire = "openai-chat"
+        else:
+            self._send_json(404, {"error": {"type": "not_found", "message": f"no route {path}"}})
+            return
+        req = RecordedRequest(
+            "POST", path, {k.lower(): v for k, v in self.headers.items()}, body, wire
+        )
+        item = self.server.owner._next(req)
+        if callable(item):
+            item = item(req)
+        if isinstance(item, HTTPError):
+            self._send_error(item)
+        elif isinstance(item, Reply):
+            model = (req.json or {}).get("model") or "mock-model"
+            self._stream(item, wire, model)
+        else:
+            self._send_json(500, {"error": {"type": "api_error", "message": "script exhausted"}})
+
+    def _send_json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        data = obj.encode() if isinstance(obj, str) else _dumps(obj).encode()
+        self.send_response(status)
+        ctype = "text/plain" if isinstance(obj, str) else "application/json"
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_error(self, e: HTTPError) -> None:
+        body = e.body
+        if body is None:
+            body = {"error": {"type": "api_error", "message": f"HTTP {e.status}"}}
+        self._send_json(e.status, body, e.headers)
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _stream(self, reply: Reply, wire: str, model: str) -> None:
+        if reply.cache:
+            events = reply._rendered.get((wire, model)) or reply._rendered.setdefault(
+                (wire, model), render_sse(reply, wire, model)
+            )
+        else:
+            events = render_sse(reply, wire, model)
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        for k, v in reply.headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        per = max(1, reply.events_per_write)
+        pending: list[bytes] = []
+        try:
+            for i, data in enumerate(events):
+                if reply.error is not None and i == reply.error_after:
+                    pending.append(_error_event(wire, reply.error))
+                    self._write_chunk(b"".join(pending))
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+                if reply.disconnect_after is not None and i == reply.disconnect_after:
+                    if pending:
+                        self._write_chunk(b"".join(pending))
+                    self._abort()
+                    return
+                if reply.stall_after is not None and i == reply.stall_after:
+                    if pending:
+                        self._write_chunk(b"".join(pending))
+                        pending = []
+                    self.server.owner._stall(reply.stall)
+                    self._abort()
+                    return
+                pending.append(data)
+                if len(pending) >= per:
+                    self._write_chunk(b"".join(pending))
+                    pending = []
+                if reply.delay:
+                    time.sleep(reply.delay)
+            if pending:
+                self._write_chunk(b"".join(pending))
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+    def _abort(self) -> None:
+        self.close_connection = True
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    owner: ScriptedServer
+
+
+class ScriptedServer:
+    """A loopback HTTP server answering from a script (see the module doc).
+
+    ``url`` is ``http://127.0.0.1:PORT``; point an Anthropic config at it
+    as is and an OpenAI config at ``url + "/v1"`` (or use ``base_url(wire)``).
+    ``requests`` lists what was received, in order.
+    """
+
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] = (),
+        responder: Callable[[RecordedRequest], Reply | HTTPError] | None = None,
+    ) -> None:
+        self._script: deque[ScriptItem] = deque(script)
+        self.responder = responder
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def base_url(self, wire: str) -> str:
+        return self.url + ("/v1" if wire == "openai-chat" else "")
+
+    def push(self, *items: ScriptItem) -> None:
+        """Append items to the script."""
+        with self._lock:
+            self._script.extend(items)
+
+    def reset(self) -> None:
+        """Forget the script and the recorded requests."""
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+
+    @property
+    def pending(self) -> int:
+        return len(self._script)
+
+    def start(self) -> ScriptedServer:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="panto-scripted-server",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _next(self, req: RecordedRequest) -> ScriptItem | None:
+        with self._lock:
+            self.requests.append(req)
+            if self._script:
+                return self._script.popleft()
+        return self.responder(req) if self.responder else None
+
+    def _stall(self, seconds: float) -> None:
+        self._closing.wait(seconds)
+
+
+# -- the offline mock provider -------------------------------------------------
+
+_CALL_RE = re.compile(r"\bcall\s+([A-Za-z0-9_-]{1,64})\s*(\{.*\})?", re.S)
+
+
+def _last_turn(req: RecordedRequest) -> tuple[str, list[str], list[str]]:
+    """(user text, tool result texts, declared tool names) of a request."""
+    body = req.json or {}
+    msgs = body.get("messages") or []
+    tools = [
+        (t.get("function") or {}).get("name") if req.wire == "openai-chat" else t.get("name")
+        for t in body.get("tools") or []
+    ]
+    text = ""
+    results: list[str] = []
+    if req.wire == "openai-chat":
+        for m in reversed(msgs):
+            if m.get("role") == "tool":
+                results.insert(0, str(m.get("content")))
+                continue
+            if m.get("role") == "user" and not results:
+                text = str(m.get("content") or "")
+            break
+    elif msgs and msgs[-1].get("role") == "user":
+        content = msgs[-1].get("content")
+        if isinstance(content, str):
+            text = content
+        else:
+            for b in content or []:
+                if b.get("type") == "tool_result":
+                    c = b.get("content")
+                    results.append(c if isinstance(c, str) else _dumps(c))
+                elif b.get("type") == "text":
+                    text += b.get("text", "")
+    return text, results, [t for t in tools if t]
+
+
+def echo_responder(req: RecordedRequest) -> Reply:
+    """The ``mock`` provider's model: echoes the prompt after a line of
+    thinking; ``call NAME {json}`` calls a declared tool; a tool result is
+    summarised."""
+    text, results, tools = _last_turn(req)
+    size = max(1, len(req.body) // 4)
+    if results:
+        answer = "The tool returned: " + "; ".join(r[:200] for r in results)
+        blocks: list[Block] = [Text(answer)]
+    else:
+        m = _CALL_RE.search(text)
+        if m and m.group(1) in tools:
+            try:
+                args = json.loads(m.group(2)) if m.group(2) else {}
+            except ValueError:
+                args = {}
+            if not isinstance(args, dict):
+                args = {}
+            blocks = [
+                Thinking(f"The user wants me to call {m.group(1)}.", "mock-signature"),
+                Text(f"Calling {m.group(1)}."),
+                ToolUse(f"toolu_mock{next(_ids):06d}", m.group(1), args),
+            ]
+        else:
+            prompt = text.strip() or "(nothing)"
+            blocks = [
+                Thinking(
+                    f"The user said {len(prompt.split())} word(s); I will echo them.",
+                    "mock-signature",
+                ),
+                Text(f"You said: {prompt}"),
+            ]
+    out = sum(len(getattr(b, "text", "")) for b in blocks) // 4 + 1
+    return Reply(blocks, usage=Usage(input_tokens=size, output_tokens=out), chunk=6, delay=0.002)
+
+
+_mock: ScriptedServer | None = None
+_mock_lock = threading.Lock()
+
+
+def mock_server() -> ScriptedServer:
+    """The process-wide server behind the ``mock`` provider (started on
+    first use, answering with ``echo_responder``)."""
+    global _mock
+    with _mock_lock:
+        if _mock is None:
+            _mock = ScriptedServer(responder=echo_responder).start()
+        return _mock
