@@ -1,0 +1,98 @@
+package panto
+
+import (
+	"fmt"
+	"time"
+)
+
+// ErrorCode is the C core's panto_error_code.
+type ErrorCode int
+
+const (
+	ErrCodeNone            ErrorCode = 0
+	ErrCodeBadSSE          ErrorCode = 1 // bytes that are not an event stream
+	ErrCodeBadJSON         ErrorCode = 2 // an event payload is not valid JSON
+	ErrCodeProtocol        ErrorCode = 3 // valid JSON that breaks the wire's rules
+	ErrCodeProvider        ErrorCode = 4 // the provider sent an error object
+	ErrCodeTruncated       ErrorCode = 5 // input ended before the terminal event
+	ErrCodeLimit           ErrorCode = 6 // a limit option was hit
+	ErrCodeInvalidArgument ErrorCode = 7 // misuse of the API
+	ErrCodeNoMemory        ErrorCode = 8 // allocation failed
+)
+
+var errorCodeNames = [...]string{"none", "bad_sse", "bad_json", "protocol", "provider",
+	"truncated", "limit", "invalid_argument", "no_memory"}
+
+// String returns the core's name for the code ("bad_json"), the same string
+// the Python package puts in DecodeError.code.
+func (c ErrorCode) String() string {
+	if c >= 0 && int(c) < len(errorCodeNames) {
+		return errorCodeNames[c]
+	}
+	return "unknown"
+}
+
+// DecodeError means the bytes are not a valid stream of the wire: bad SSE,
+// bad JSON, a protocol violation, a limit hit.
+type DecodeError struct {
+	Code    ErrorCode
+	Message string
+}
+
+func (e *DecodeError) Error() string { return "panto: " + e.Code.String() + ": " + e.Message }
+
+// TruncatedError means the input ended before the terminal event: the
+// connection dropped mid-stream, or the body was cut.  Err is the read error
+// that ended the input, if any (e.g. io.ErrUnexpectedEOF).
+type TruncatedError struct {
+	Message string
+	Err     error
+}
+
+func (e *TruncatedError) Error() string {
+	if e.Err != nil {
+		return "panto: truncated: " + e.Message + " (" + e.Err.Error() + ")"
+	}
+	return "panto: truncated: " + e.Message
+}
+
+func (e *TruncatedError) Unwrap() error { return e.Err }
+
+// ProviderError is an error reported by the provider: an HTTP error status,
+// or an error object inside a 200 stream (Anthropic's `event: error`, an
+// OpenAI chunk with an `error` object).
+type ProviderError struct {
+	Status     int           // HTTP status; 200 for an error inside a stream; 0 when unknown (a bare Decoder)
+	Type       string        // e.g. "overloaded_error", "rate_limit_error"
+	Message    string        // the provider's message
+	RetryAfter time.Duration // from Retry-After / retry-after-ms; 0 when not sent
+	retryable  bool
+}
+
+// Retryable reports whether repeating the request may succeed (rate limits,
+// overload, server errors).
+func (e *ProviderError) Retryable() bool { return e.retryable }
+
+func (e *ProviderError) Error() string {
+	s := "panto: provider error"
+	if e.Status != 0 {
+		s += fmt.Sprintf(": HTTP %d", e.Status)
+	}
+	if e.Type != "" {
+		s += ": " + e.Type
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+func newError(code ErrorCode, msg, ptype string, retryable bool) error {
+	switch code {
+	case ErrCodeProvider:
+		return &ProviderError{Type: ptype, Message: msg, retryable: retryable}
+	case ErrCodeTruncated:
+		return &TruncatedError{Message: msg}
+	}
+	return &DecodeError{Code: code, Message: msg}
+}

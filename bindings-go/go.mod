@@ -1,0 +1,3 @@
+module github.com/panto-dev/panto/bindings-go
+
+go 1.24
