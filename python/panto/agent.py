@@ -12,31 +12,222 @@ and runs turns as pull streams.
 
 One turn runs at a time.  Starting a new turn while an earlier stream is
 still open cancels the earlier one.
+
+Hooks (``Agent.add_hooks``) observe and steer the loop at six points --
+``session_start``, ``user_message``, ``before_tool_call``,
+``after_tool_call``, ``turn_end`` and ``before_compact`` -- see
+``AgentHooks``.  The Lua runtime's ``LuaToolSource.hooks`` is one such
+object; the agent itself knows nothing about Lua.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .config import Config
 from .conversation import Conversation, Message, Text, ToolResultBlock
 from .errors import ToolError
 from .stream import CANCELLED, AsyncStream, Stream
-from .tools import Tool, ToolDecl, ToolSource
+from .tools import Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
 
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["Agent", "MessageStore"]
+__all__ = ["Agent", "AgentHooks", "MessageStore", "ToolCallDecision"]
+
+log = logging.getLogger("panto.agent")
+
+#: The hook events, in the order a session meets them.
+HOOK_EVENTS = (
+    "session_start",
+    "user_message",
+    "before_tool_call",
+    "after_tool_call",
+    "turn_end",
+    "before_compact",
+)
 
 
 class MessageStore(Protocol):
     """What the agent needs of a session store (``panto.sessions``)."""
 
     def append_messages(self, messages: Sequence[Message]) -> Any: ...
+
+
+# -- hooks ----------------------------------------------------------------------------
+
+
+class ToolCallDecision:
+    """What a ``before_tool_call`` hook decided: run ``call`` (its input
+    possibly rewritten), or block it with ``reason`` (the model then gets
+    ``output()``, an ``is_error`` result, and the tool never runs)."""
+
+    __slots__ = ("blocked", "call", "reason")
+
+    def __init__(self, call: ToolCall, blocked: bool = False, reason: str = "") -> None:
+        self.call = call
+        self.blocked = blocked
+        self.reason = reason
+
+    def output(self) -> ToolOutput:
+        return ToolOutput(f"tool call blocked: {self.reason or 'blocked by a hook'}", True)
+
+    def __repr__(self) -> str:
+        state = f"blocked {self.reason!r}" if self.blocked else "run"
+        return f"<ToolCallDecision {self.call.name} {state}>"
+
+
+class AgentHooks:
+    """Base class for agent hooks: every method is a no-op.  Subclass it and
+    override what you need, then ``agent.add_hooks(obj)``.  Any object with
+    some of these methods works too (missing ones are skipped).
+
+    Methods are called from the agent's threads: ``user_message`` and
+    ``session_start`` from the caller of ``submit_user_message`` /
+    ``start_session``; ``before_tool_call`` / ``after_tool_call`` from the
+    tool dispatch threads (one per native tool call, one per tool source and
+    round), so they must be thread-safe; ``turn_end`` from the thread
+    iterating the stream (a worker thread for ``run_async``).
+
+    An exception in a hook is logged and ignored -- except in
+    ``before_tool_call``, where it blocks the call (fail closed).
+    """
+
+    def session_start(self, info: Mapping[str, Any]) -> None:
+        """Once per session: ``{session_id, cwd, model, resumed}``."""
+
+    def user_message(self, text: str) -> str:
+        """Before a user prompt enters the conversation; return the text to
+        submit (possibly rewritten)."""
+        return text
+
+    def before_tool_call(self, call: ToolCall) -> ToolCallDecision:
+        """Before every dispatched tool call (native tools and sources alike).
+        Return ``ToolCallDecision(call)`` to run it (with a rewritten input:
+        ``ToolCallDecision(ToolCall(call.id, call.name, new_input))``) or
+        ``ToolCallDecision(call, blocked=True, reason=...)``; ``None`` means
+        "run it unchanged"."""
+        return ToolCallDecision(call)
+
+    def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        """After a call produced its result (blocked calls too); return the
+        result the model should see."""
+        return output
+
+    def turn_end(self, info: Mapping[str, Any]) -> None:
+        """Once per turn, after its final ``MessageComplete``, or when it
+        fails or is cancelled: ``{stop_reason, usage, cancelled, error,
+        rounds}``."""
+
+    def before_compact(self, info: Mapping[str, Any]) -> str | None:
+        """Before compaction: ``{prompt, extra, messages}``; may return the
+        compaction prompt to use (``None`` keeps ``info["prompt"]``)."""
+        return None
+
+
+class _HookChain:
+    """The agent's hooks objects, called in registration order."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def _each(self, event: str) -> Iterable[tuple[Any, Any]]:
+        for h in list(self.items):
+            fn = getattr(h, event, None)
+            if fn is not None:
+                yield h, fn
+
+    @staticmethod
+    def _failed(event: str, h: Any, exc: BaseException) -> None:
+        log.warning(
+            "%s hook of %s failed: %s: %s", event, type(h).__name__, type(exc).__name__, exc
+        )
+
+    def session_start(self, info: Mapping[str, Any]) -> None:
+        for h, fn in self._each("session_start"):
+            try:
+                fn(dict(info))
+            except Exception as exc:
+                self._failed("session_start", h, exc)
+
+    def user_message(self, text: str) -> str:
+        for h, fn in self._each("user_message"):
+            try:
+                res = fn(text)
+            except Exception as exc:
+                self._failed("user_message", h, exc)
+                continue
+            if isinstance(res, str):
+                text = res
+        return text
+
+    def before_tool_call(self, call: ToolCall) -> tuple[ToolCall, ToolOutput | None]:
+        """The call to run and, when a hook blocked it, the result to report
+        instead.  Later hooks see earlier rewrites; the first block wins."""
+        for h, fn in self._each("before_tool_call"):
+            try:
+                d = fn(call)
+            except Exception as exc:
+                self._failed("before_tool_call", h, exc)
+                reason = f"before_tool_call hook failed: {type(exc).__name__}: {exc}"
+                return call, ToolCallDecision(call, True, reason).output()
+            if d is None:
+                continue
+            if getattr(d, "blocked", False):
+                return call, d.output()
+            new = getattr(d, "call", call)
+            if new is not call:
+                if not isinstance(new.input, dict):
+                    reason = "before_tool_call hook rewrote the input to a non-object"
+                    return call, ToolCallDecision(call, True, reason).output()
+                # the id and name are the model's; only the input may change
+                call = ToolCall(call.id, call.name, new.input)
+        return call, None
+
+    def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
+        for h, fn in self._each("after_tool_call"):
+            try:
+                res = fn(call, output)
+            except Exception as exc:
+                self._failed("after_tool_call", h, exc)
+                continue
+            if isinstance(res, ToolOutput):
+                output = res
+            elif isinstance(res, str):
+                output = ToolOutput(res, output.is_error)
+        return output
+
+    def turn_end(self, info: Mapping[str, Any]) -> None:
+        for h, fn in self._each("turn_end"):
+            try:
+                fn(dict(info))
+            except Exception as exc:
+                self._failed("turn_end", h, exc)
+
+    def before_compact(self, info: Mapping[str, Any]) -> str | None:
+        prompt: str | None = None
+        for h, fn in self._each("before_compact"):
+            payload = dict(info)
+            if prompt is not None:
+                payload["prompt"] = prompt
+            try:
+                res = fn(payload)
+            except Exception as exc:
+                self._failed("before_compact", h, exc)
+                continue
+            if isinstance(res, str):
+                prompt = res
+        return prompt
 
 
 class Agent:
@@ -62,13 +253,20 @@ class Agent:
         self._ahttp: dict[int, httpx.AsyncClient] = {}
         self._lock = threading.Lock()
         self._active: Stream | AsyncStream | None = None
+        self._hooks = _HookChain()
+        self._session_started = False
+        self._resumed = any(m.role != "system" for m in self.conversation)
         if self.config.system_prompt and not any(m.role == "system" for m in self.conversation):
             self.add_system_message(self.config.system_prompt)
 
     # -- conversation ---------------------------------------------------------
 
     def submit_user_message(self, text: str) -> Message:
-        """Append (and persist) a user message; ``run()`` sends it."""
+        """Append (and persist) a user message; ``run()`` sends it.  The
+        ``user_message`` hooks run first and may rewrite the text."""
+        if self._hooks:
+            self._ensure_session()
+            text = self._hooks.user_message(text)
         msg = Message.user(text)
         self.conversation.append(msg)
         self._persist([msg])
@@ -111,6 +309,15 @@ class Agent:
     def compact(self, prompt: str | None = None, extra: str | None = None) -> Any:
         raise NotImplementedError("compaction comes with the sessions issue")
 
+    def compaction_prompt(self, default: str, extra: str | None = None, **info: Any) -> str:
+        """The prompt compaction should use: ``default`` unless a
+        ``before_compact`` hook supplies one.  Hooks get ``{prompt, extra,
+        messages, **info}`` (``messages``: the conversation's length)."""
+        if not self._hooks:
+            return default
+        payload = {"prompt": default, "extra": extra, "messages": len(self.conversation), **info}
+        return self._hooks.before_compact(payload) or default
+
     def _persist(self, messages: Iterable[Message]) -> None:
         if self.store is not None:
             self.store.append_messages(list(messages))
@@ -141,6 +348,53 @@ class Agent:
             self.conversation.clear()
             self.conversation.extend([*msgs[: i + 1], fix, *msgs[i + 1 :]])
         self._persist([fix])
+
+    # -- hooks ------------------------------------------------------------------
+
+    def add_hooks(self, hooks: Any) -> None:
+        """Add a hooks object (an ``AgentHooks`` subclass, or anything with
+        some of its methods, such as ``LuaToolSource.hooks``).  Hooks run in
+        the order they were added."""
+        if hooks not in self._hooks.items:
+            self._hooks.items.append(hooks)
+
+    def remove_hooks(self, hooks: Any) -> None:
+        if hooks in self._hooks.items:
+            self._hooks.items.remove(hooks)
+
+    @property
+    def hooks(self) -> list[Any]:
+        """The hooks objects, in the order they run."""
+        return list(self._hooks.items)
+
+    def start_session(
+        self,
+        *,
+        session_id: str | None = None,
+        resumed: bool | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        """Fire ``session_start``: ``{session_id, cwd, model, resumed}``.
+        Called implicitly before the first user message or turn when it was
+        not called; call it explicitly (e.g. after loading a session) to pass
+        the details.  ``session_id`` defaults to the store's, ``resumed`` to
+        whether the conversation had messages when the agent was made."""
+        if not self._hooks:
+            return
+        self._session_started = True
+        if session_id is None:
+            session_id = getattr(self.store, "session_id", None)
+        info = {
+            "session_id": session_id,
+            "cwd": cwd if cwd is not None else os.getcwd(),
+            "model": self.config.model_spec,
+            "resumed": self._resumed if resumed is None else resumed,
+        }
+        self._hooks.session_start(info)
+
+    def _ensure_session(self) -> None:
+        if not self._session_started:
+            self.start_session()
 
     # -- tools ------------------------------------------------------------------
 
@@ -176,6 +430,14 @@ class Agent:
         """Every tool the model is offered, in registration order."""
         return [d for _, d in self._registry().values()]
 
+    def tool_owners(self) -> list[tuple[ToolDecl, str]]:
+        """Every tool with its owner: ``"native"`` for a ``Tool``, else the
+        name of its ``ToolSource``."""
+        return [
+            (d, owner.name if isinstance(owner, ToolSource) else "native")
+            for owner, d in self._registry().values()
+        ]
+
     def _registry(self) -> dict[str, tuple[Tool | ToolSource, ToolDecl]]:
         reg: dict[str, tuple[Tool | ToolSource, ToolDecl]] = {
             name: (t, t.decl) for name, t in self._tools.items()
@@ -193,6 +455,8 @@ class Agent:
         """Start a turn: a ``Stream`` over every event until the model stops
         asking for tools.  Nothing is sent until the first ``next()``."""
         self._cancel_active()
+        if self._hooks:
+            self._ensure_session()
         stream = Stream(self)
         self._active = stream
         return stream
@@ -201,6 +465,8 @@ class Agent:
         """Start a turn as an async iterator (``async for ev in
         agent.run_async()``), on httpx's async client."""
         self._cancel_active()
+        if self._hooks:
+            self._ensure_session()
         stream = AsyncStream(self)
         self._active = stream
         return stream

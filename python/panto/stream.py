@@ -20,11 +20,19 @@ assistant message has been kept in the conversation with ``error`` set.
 batches get ``cancel()``, native tool threads are abandoned, and the
 conversation is left valid for the next turn (every tool call gets a result;
 the ones that did not finish get an ``is_error`` ``"cancelled"`` result).
+
+Agent hooks (``Agent.add_hooks``): every dispatched call passes through
+``before_tool_call`` (which may block it or rewrite its input) and its result
+through ``after_tool_call``, both on the call's dispatch thread; ``turn_end``
+runs once when the turn ends -- after the final ``MessageComplete`` (when the
+consumer asks for the next event or closes the stream), on an error, or on
+cancel.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import itertools
 import queue
@@ -50,7 +58,7 @@ from .providers.base import PreparedRequest, backoff_delay, logger, redact, reda
 from .tools import Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from .agent import Agent, _HookChain
     from .providers import Provider
 
 __all__ = ["AsyncStream", "Stream"]
@@ -121,15 +129,23 @@ class _Group:
 class _Dispatch:
     """One tool round: the calls grouped by owner, one thread per group
     (each native call is its own group; each ToolSource gets one
-    ``invoke_batch``), results kept in call order."""
+    ``invoke_batch``), results kept in call order.
+
+    With ``hooks``, each group's thread first runs ``before_tool_call`` for
+    its calls (blocked calls are not run; rewritten inputs are what the tool
+    receives), then the tools, then ``after_tool_call`` on every result.
+    Calls answered at once (unknown tool, arguments that are not a JSON
+    object) and calls that time out or are cancelled skip the hooks."""
 
     def __init__(
         self,
         calls: Sequence[ToolUse],
         registry: dict[str, tuple[Tool | ToolSource, ToolDecl]],
         default_timeout: float | None,
+        hooks: _HookChain | None = None,
     ) -> None:
         self.calls = list(calls)
+        self.hooks = hooks if hooks else None
         self.results: list[ToolOutput | None] = [None] * len(self.calls)
         self.immediate: list[int] = []
         self.groups: list[_Group] = []
@@ -177,26 +193,41 @@ class _Dispatch:
             t.start()
 
     def _run_group(self, gid: int, g: _Group, post: Any) -> None:
-        calls = [self.calls[i] for i in g.indices]
+        calls = [ToolCall(c.id, c.name, c.input) for c in (self.calls[i] for i in g.indices)]
+        outs: list[ToolOutput | None] = [None] * len(calls)
+        hooks = self.hooks
+        if hooks is not None:
+            for k, call in enumerate(calls):
+                calls[k], outs[k] = hooks.before_tool_call(call)
+            if g.done:
+                return  # timed out or cancelled while the hooks ran
+        run = [k for k, o in enumerate(outs) if o is None]
+        if run:
+            for k, o in zip(run, self._invoke(g.owner, [calls[k] for k in run])):
+                outs[k] = o
+        if hooks is not None and not g.done:
+            for k, call in enumerate(calls):
+                outs[k] = hooks.after_tool_call(call, outs[k])  # type: ignore[arg-type]
         try:
-            owner = g.owner
+            post((gid, outs))
+        except RuntimeError:
+            pass  # abandoned: the turn (and its event loop) is gone
+
+    @staticmethod
+    def _invoke(owner: Tool | ToolSource, calls: list[ToolCall]) -> list[ToolOutput]:
+        try:
             if isinstance(owner, ToolSource):
-                outs = list(owner.invoke_batch([ToolCall(c.id, c.name, c.input) for c in calls]))
+                outs = list(owner.invoke_batch(calls))
                 if len(outs) != len(calls):
                     raise ToolError(
                         f"tool source {owner.name!r} returned {len(outs)} results "
                         f"for {len(calls)} calls"
                     )
-                outs = [o if isinstance(o, ToolOutput) else ToolOutput(str(o)) for o in outs]
-            else:
-                outs = [ToolOutput(str(owner.invoke(calls[0].input)))]
+                return [o if isinstance(o, ToolOutput) else ToolOutput(str(o)) for o in outs]
+            return [ToolOutput(str(owner.invoke(calls[0].input)))]
         except BaseException as exc:  # a tool never crashes the turn
             msg = str(exc) or type(exc).__name__
-            outs = [ToolOutput(f"{type(exc).__name__}: {msg}", True)] * len(calls)
-        try:
-            post((gid, outs))
-        except RuntimeError:
-            pass  # abandoned: the turn (and its event loop) is gone
+            return [ToolOutput(f"{type(exc).__name__}: {msg}", True)] * len(calls)
 
     def accept(self, gid: int, outs: list[ToolOutput]) -> list[int]:
         """Record a group's outputs; returns the call indices completed."""
@@ -305,6 +336,11 @@ class _TurnBase:
         self._dispatch: _Dispatch | None = None
         self._registry: dict[str, tuple[Tool | ToolSource, ToolDecl]] = {}
         self._decls: list[ToolDecl] = []
+        # how the turn ended, for the turn_end hook
+        self._final: MessageComplete | None = None
+        self._end_error: str | None = None
+        self._end_cancelled = False
+        self._ended = False
 
     # state helpers (no I/O) ----------------------------------------------------
 
@@ -376,12 +412,14 @@ class _TurnBase:
                     Message("tool", tuple(ToolResultBlock(c.id, note, True) for c in calls))
                 )
             else:
-                dispatch = _Dispatch(calls, self._registry, cfg.tool_timeout)
+                dispatch = _Dispatch(calls, self._registry, cfg.tool_timeout, self.agent._hooks)
         self._commit(msg, *extra)
         final = dispatch is None
         if final:
             self.done = True
         out = MessageComplete(msg, ev.stop_reason, self.usage, final, ev.raw_stop_reason)
+        if final:
+            self._final = out
         return out, dispatch
 
     def _finish_tools(self, d: _Dispatch) -> None:
@@ -402,6 +440,36 @@ class _TurnBase:
             d.cancel()
             self.rounds += 1
             self._commit(d.message())
+
+    def _ended_by(self, exc: BaseException | None) -> None:
+        """Record why the turn stopped (before the final event)."""
+        if self._final is not None:
+            return
+        if exc is None or isinstance(
+            exc, (_Cancelled, GeneratorExit, KeyboardInterrupt, asyncio.CancelledError)
+        ):
+            self._end_cancelled = True
+        elif self._end_error is None:
+            self._end_error = str(exc) or type(exc).__name__
+
+    def _turn_end_info(self) -> dict[str, Any]:
+        f = self._final
+        return {
+            "stop_reason": f.stop_reason if f is not None else None,
+            "usage": self.usage.to_dict(),
+            "cancelled": f is None and (self._end_cancelled or self._end_error is None),
+            "error": f.message.error if f is not None else self._end_error,
+            "rounds": self.rounds,
+        }
+
+    def _end_turn(self) -> None:
+        """Fire ``turn_end`` (once)."""
+        if self._ended:
+            return
+        self._ended = True
+        hooks = self.agent._hooks
+        if hooks:
+            hooks.turn_end(self._turn_end_info())
 
     @property
     def closed(self) -> bool:
@@ -497,18 +565,22 @@ class Stream(_TurnBase):
                 if d is None:
                     return
                 yield from self._tools(d)
-        except _Cancelled:
+        except _Cancelled as exc:
             self._abort(CANCELLED)
-        except GeneratorExit:
+            self._ended_by(exc)
+        except GeneratorExit as exc:
             self._abort(CANCELLED)
+            self._ended_by(exc)
             raise
         except BaseException as exc:
             if not self.done:
                 self._abort(CANCELLED if isinstance(exc, KeyboardInterrupt) else str(exc))
+            self._ended_by(exc)
             raise
         finally:
             self._close_response()
             self._closed = True
+            self._end_turn()
 
     def _attempt(self, req: PreparedRequest, part: _Partial) -> Iterator[Event]:
         """One HTTP attempt; sets ``self._complete``.  Raises PantoError."""
@@ -728,18 +800,26 @@ class AsyncStream(_TurnBase):
                     return
                 async for ev in self._tools(d):
                     yield ev
-        except _Cancelled:
+        except _Cancelled as exc:
             self._abort(CANCELLED)
-        except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt):
+            self._ended_by(exc)
+        except (GeneratorExit, asyncio.CancelledError, KeyboardInterrupt) as exc:
             self._abort(CANCELLED)
+            self._ended_by(exc)
             raise
         except BaseException as exc:
             if not self.done:
                 self._abort(str(exc))
+            self._ended_by(exc)
             raise
         finally:
             await self._close_response()
             self._closed = True
+            if self.agent._hooks and not self._ended:
+                # hooks block (a Lua handler may sleep): keep the loop free
+                with contextlib.suppress(Exception):
+                    await asyncio.to_thread(self._end_turn)
+            self._ended = True
 
     async def _attempt(self, req: PreparedRequest, part: _Partial) -> AsyncIterator[Event]:
         import httpx

@@ -10,9 +10,15 @@ One-shot output formats (``--output-format``):
 
 The interactive mode is a plain prompt with readline history: streamed
 output, thinking dimmed on a terminal, one-line tool summaries, token usage
-after each turn, ``/help /model /clear /tools /exit``.  Ctrl-C cancels the
-running turn (tools included); Ctrl-C twice or Ctrl-D at an empty prompt
-exits.  See docs/cli.md.
+after each turn, ``/help /model /clear /tools /extensions /exit`` plus the
+slash commands Lua extensions register.  Ctrl-C cancels the running turn
+(tools included); Ctrl-C twice or Ctrl-D at an empty prompt exits.
+
+Both modes load the Lua runtime (``panto.lua``) as the ``panto-lua`` tool
+source and hooks, unless lupa is missing (one warning, then no Lua tools):
+the built-in ``std`` tools plus user and project extensions
+(``--no-extensions`` skips the latter, ``--deny GLOB`` turns entries off).
+See docs/cli.md.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..agent import Agent
 from ..config import Config
@@ -41,7 +47,10 @@ from ..events import (
     event_to_dict,
 )
 
-__all__ = ["main", "build_parser"]
+if TYPE_CHECKING:
+    from ..lua import LoadReport, LuaToolSource
+
+__all__ = ["main", "build_parser", "Extensions", "load_extensions"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,6 +93,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--reasoning-effort",
         metavar="LEVEL",
         help="OpenAI reasoning_effort (minimal, low, medium, high)",
+    )
+    p.add_argument(
+        "--no-extensions",
+        action="store_true",
+        help="skip user and project Lua extensions (the built-in std tools stay; "
+        "use --deny 'std.*' to drop those too)",
+    )
+    p.add_argument(
+        "--deny",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="turn off extension entries by dotted name, e.g. std.bash, 'std.*', "
+        "'me.**' (repeatable)",
     )
     p.add_argument(
         "--debug",
@@ -131,12 +154,99 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     agent = Agent(config)
     try:
+        ext = load_extensions(agent, no_extensions=args.no_extensions, deny=args.deny)
+        agent.start_session()
         if args.prompt is not None:
             prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
             return one_shot(agent, prompt, args.output_format)
-        return Interactive(agent).loop()
+        return Interactive(agent, ext).loop()
     finally:
         agent.close()
+
+
+# -- extensions (the Lua runtime) --------------------------------------------------------
+
+
+def warn(msg: str) -> None:
+    print(f"panto: warning: {msg}", file=sys.stderr, flush=True)
+
+
+class Extensions:
+    """What start-up loaded: the ``panto-lua`` source and its load report
+    (both None when Lua is unavailable), and why not (``error``)."""
+
+    def __init__(
+        self,
+        source: LuaToolSource | None = None,
+        report: LoadReport | None = None,
+        error: str | None = None,
+    ) -> None:
+        self.source = source
+        self.report = report
+        self.error = error
+
+    def commands(self) -> dict[str, str]:
+        """Lua-registered slash commands: name (without ``/``) -> description."""
+        return self.source.commands() if self.source is not None else {}
+
+    def run_command(self, name: str, args: str) -> str:
+        assert self.source is not None
+        return self.source.run_command(name, args)
+
+
+def lua_config(config: Config) -> dict[str, Any]:
+    """The mapping extensions see as ``panto.config`` (never an API key):
+    ``Config.lua_view()`` when the config has one (TOML layering), else the
+    model and the tool timeout."""
+    view = getattr(config, "lua_view", None)
+    if callable(view):
+        return dict(view())
+    tools: dict[str, Any] = {}
+    if config.tool_timeout is not None:
+        tools["timeout"] = config.tool_timeout
+    return {"model": config.model_spec, "provider": config.provider, "tools": tools}
+
+
+def load_extensions(
+    agent: Agent,
+    *,
+    no_extensions: bool = False,
+    deny: Sequence[str] = (),
+    cwd: str | None = None,
+) -> Extensions:
+    """Start the Lua runtime, load extensions and register the ``panto-lua``
+    source and its hooks with ``agent``.  Never fatal: problems are warnings
+    on stderr and panto carries on with what loaded (or without Lua)."""
+    try:
+        import panto.lua as plua  # cheap: lupa loads when the runtime starts
+
+        src, report = plua.create_source(
+            cwd=cwd or os.getcwd(),
+            no_extensions=no_extensions,
+            deny=list(deny),
+            config=lua_config(agent.config),
+        )
+    except ImportError as e:
+        return _no_lua(f"Lua extensions are unavailable ({e}); install panto[lua] for them")
+    except Exception as e:  # noqa: BLE001 - lupa missing or broken, a bad runtime
+        cause = e.__cause__ if isinstance(e.__cause__, ImportError) else None
+        if cause is not None:
+            return _no_lua(f"Lua extensions are unavailable ({cause}); install panto[lua] for them")
+        return _no_lua(f"Lua extensions are unavailable: {e}")
+    for err in report.errors:
+        warn(f"extension: {err}")
+    try:
+        agent.register_tool_source(src)
+    except PantoError as e:
+        warn(f"Lua tools not registered: {e}")
+        return Extensions(None, report, str(e))
+    agent.add_hooks(src.hooks)
+    return Extensions(src, report)
+
+
+def _no_lua(msg: str) -> Extensions:
+    warn(msg + "; continuing without Lua tools")
+    return Extensions(None, None, msg)
 
 
 # -- rendering ------------------------------------------------------------------------
@@ -300,13 +410,31 @@ def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
 
 # -- interactive ------------------------------------------------------------------------------
 
-HELP = """\
-/help               this help
-/model [P/MODEL]    show or switch the model (e.g. /model anthropic/claude-sonnet-4-5)
-/clear              start a new conversation
-/tools              list the tools the model can call
-/exit               quit (also Ctrl-D)
-Ctrl-C cancels a running turn; Ctrl-C twice at an empty prompt exits."""
+#: Built-in slash commands: name -> (arguments, description).  Lua commands
+#: with one of these names are shadowed (a warning says so at start-up).
+BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
+    "help": ("", "this help"),
+    "model": ("[P/MODEL]", "show or switch the model (e.g. /model anthropic/claude-sonnet-4-5)"),
+    "clear": ("", "start a new conversation"),
+    "tools": ("", "list the tools the model can call, with their owners"),
+    "extensions": ("", "list the Lua extension entries: source, and whether active"),
+    "exit": ("", "quit (also Ctrl-D)"),
+}
+
+HELP_FOOTER = "Ctrl-C cancels a running turn; Ctrl-C twice at an empty prompt exits."
+
+
+def help_text(lua_commands: dict[str, str] | None = None) -> str:
+    lines = [f"/{n + (' ' + a if a else ''):<19} {d}" for n, (a, d) in BUILTIN_COMMANDS.items()]
+    extra = {n: d for n, d in (lua_commands or {}).items() if n not in BUILTIN_COMMANDS}
+    if extra:
+        lines.append("extension commands:")
+        lines += [f"/{n:<19} {_one_line(d, 56)}" for n, d in sorted(extra.items())]
+    lines.append(HELP_FOOTER)
+    return "\n".join(lines)
+
+
+HELP = help_text()
 
 
 def _history_file() -> str:
@@ -315,8 +443,12 @@ def _history_file() -> str:
 
 
 class Interactive:
-    def __init__(self, agent: Agent) -> None:
+    def __init__(self, agent: Agent, ext: Extensions | None = None) -> None:
         self.agent = agent
+        self.ext = ext if ext is not None else Extensions()
+        for name in self.ext.commands():
+            if name in BUILTIN_COMMANDS:
+                warn(f"extension command /{name} is shadowed by the built-in /{name}")
         tty = sys.stdout.isatty()
         self.color = tty and not os.environ.get("NO_COLOR")
         self.renderer = Renderer(sys.stdout, sys.stdout, color=self.color, show_thinking=True)
@@ -399,7 +531,7 @@ class Interactive:
         if name in ("/exit", "/quit"):
             return True
         if name == "/help":
-            print(HELP)
+            print(help_text(self.ext.commands()))
         elif name == "/model":
             if not arg:
                 print(self.agent.config.model_spec)
@@ -414,14 +546,64 @@ class Interactive:
             self.agent.clear()
             print(self._dim("conversation cleared"))
         elif name == "/tools":
-            tools = self.agent.tools
-            if not tools:
-                print(self._dim("no tools"))
-            for t in tools:
-                print(f"{t.name:<20} {_one_line(t.description, 56)}")
+            self.list_tools()
+        elif name == "/extensions":
+            self.list_extensions()
+        elif name[1:] in self.ext.commands():
+            self.lua_command(name[1:], arg)
         else:
             print(f"unknown command {name} (try /help)")
         return False
+
+    def list_tools(self) -> None:
+        tools = self.agent.tool_owners()
+        if not tools:
+            print(self._dim("no tools"))
+        lua_tools = self.ext.source.runtime.tools if self.ext.source is not None else {}
+        for decl, owner in tools:
+            lt = lua_tools.get(decl.name) if owner == "panto-lua" else None
+            if lt is not None and lt.entry:
+                owner = f"{owner}:{lt.entry}"
+            print(f"{decl.name:<16} {owner:<22} {_one_line(decl.description, 48)}")
+
+    def list_extensions(self) -> None:
+        ext = self.ext
+        if ext.report is None:
+            print(self._dim(f"no Lua extensions ({ext.error or 'not loaded'})"))
+            return
+        report = ext.report
+        if not report.entries:
+            print(self._dim("no extension entries"))
+        for name, info in report.entries.items():
+            if info.active:
+                state = "active"
+            elif info.error:
+                state = "error"
+            elif name in report.denied:
+                state = "denied"
+            else:
+                state = "inactive"
+            print(f"{name:<24} {state:<8} {info.source.layer:<8} {info.source.path}")
+            for p in info.shadowed:
+                print(self._dim(f"{'':<24} shadows {p}"))
+            if info.error:
+                print(self._dim(f"{'':<24} {_one_line(info.error, 70)}"))
+        for err in report.errors:
+            if not any(err.endswith(i.error or "\0") for i in report.entries.values()):
+                print(self._dim(f"error: {_one_line(err, 90)}"))
+
+    def lua_command(self, name: str, arg: str) -> None:
+        try:
+            out = self.ext.run_command(name, arg)
+        except KeyboardInterrupt:
+            print(self._dim("[cancelled]"))
+            return
+        except Exception as e:  # noqa: BLE001 - an extension's failure, not ours
+            msg = f"/{name} failed: {e}"
+            print(f"{_RED}{msg}{_RESET}" if self.color else msg)
+            return
+        if out:
+            print(out.rstrip("\n"))
 
     def turn(self, text: str) -> None:
         agent = self.agent
