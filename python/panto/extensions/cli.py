@@ -1,8 +1,9 @@
 """Shared pieces of ``panto bootstrap`` and ``panto update``.
 
-Until the layered config is wired in, the rocks come from ``--rock SPEC``
-and from ``[extensions] rocks`` / ``rock_servers`` of ``--config FILE``
-(several files: low to high precedence, lists concatenated).
+The rocks come from the effective layered config (``extensions.rocks`` of
+every layer, ``extensions.rock_servers``).  Overrides: ``--rock SPEC`` and
+``--config FILE`` (``[extensions] rocks`` / ``rock_servers`` of FILE, several
+files concatenated) act on those instead; ``--server`` replaces the servers.
 """
 
 from __future__ import annotations
@@ -25,14 +26,16 @@ def add_rock_args(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="SPEC",
-        help="a luarocks dependency string, e.g. 'lpeg 1.1.0-2' or 'lpeg ~> 1.1' (repeatable)",
+        help="a luarocks dependency string, e.g. 'lpeg 1.1.0-2' or 'lpeg ~> 1.1', instead of "
+        "the configured extensions.rocks (repeatable)",
     )
     p.add_argument(
         "--server",
         action="append",
         default=[],
         metavar="URL|DIR",
-        help="a rock server or local directory, instead of luarocks' defaults (repeatable)",
+        help="a rock server or local directory, instead of the configured "
+        "extensions.rock_servers (repeatable)",
     )
     p.add_argument(
         "--config",
@@ -40,7 +43,11 @@ def add_rock_args(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="FILE",
         type=Path,
-        help="a panto config.toml to read [extensions] rocks and rock_servers from (repeatable)",
+        help="read [extensions] rocks and rock_servers from FILE instead of the layered "
+        "config (repeatable)",
+    )
+    p.add_argument(
+        "-C", "--cwd", metavar="DIR", help="use the configuration as seen from DIR (its project)"
     )
     p.add_argument("-q", "--quiet", action="store_true", help="print only problems")
 
@@ -72,8 +79,21 @@ def read_rock_config(files: Sequence[Path]) -> tuple[list[str], list[str]]:
 
 
 def rock_inputs(args: argparse.Namespace) -> tuple[list[str], list[str]]:
-    rocks, servers = read_rock_config(args.config)
-    return rocks + list(args.rock), servers + list(args.server)
+    """The rocks and servers to act on: those of the effective layered config
+    (``extensions.rocks`` of every layer, ``extensions.rock_servers``), unless
+    ``--rock``/``--config`` name others; ``--server`` replaces the servers."""
+    if args.rock or args.config:
+        rocks, servers = read_rock_config(args.config)
+        rocks += list(args.rock)
+    else:
+        from ..config import Config
+
+        config = Config.load(cwd=getattr(args, "cwd", None))
+        rocks = list(dict.fromkeys(spec for _, spec in config.extension_rocks()))
+        servers = config.rock_servers
+    if args.server:
+        servers = list(args.server)
+    return rocks, servers
 
 
 def _line(r: RockResult) -> str:

@@ -53,7 +53,7 @@ LAYERS: tuple[str, ...] = ("base", "user", "project")
 KINDS: tuple[str, ...] = ("rocks", "paths", "dir")
 
 RuleKind = Literal["allow", "deny"]
-Status = Literal["active", "denied", "shadowed", "duplicate", "invalid"]
+Status = Literal["active", "denied", "shadowed", "duplicate", "invalid", "failed"]
 
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -305,7 +305,7 @@ class PlannedEntry(Record):
         """One line: why this entry is (not) active."""
         if self.status == "shadowed" and self.shadowed_by is not None:
             return f"shadowed by {self.shadowed_by.describe()}"
-        if self.status in ("duplicate", "invalid"):
+        if self.status in ("duplicate", "invalid", "failed"):
             return self.message
         return str(self.decision)
 
@@ -402,7 +402,7 @@ def format_plan(plan: LoadPlan) -> str:
     came from, and why (the deciding rule, ``default allow``, or what
     shadows it).  Sorted by name, the winner of a name first.
     """
-    rank = {"active": 0, "denied": 0, "duplicate": 0, "invalid": 0, "shadowed": 1}
+    rank = {"active": 0, "denied": 0, "duplicate": 0, "invalid": 0, "failed": 0, "shadowed": 1}
     rows = [("NAME", "STATUS", "SOURCE", "LOCATION", "DECIDED BY")]
     for e in sorted(plan.entries, key=lambda e: (str(e.name), rank[e.status])):
         c = e.candidate

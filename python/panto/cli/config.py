@@ -1,0 +1,105 @@
+"""``panto config``: the effective configuration and where each value came from.
+
+Prints TOML-style ``key = value`` lines, each with ``# from LAYER (FILE)``:
+the layer (base, user, project, env, cli, or default) that set it.  API keys
+are shown only as ``<set>`` / ``<unset>``; header values that look secret as
+``<set>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from panto.errors import ConfigError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="panto config",
+        description="Show the effective configuration: every value with the layer it came "
+        "from (base < user < project < env < command line). API keys are never printed.",
+    )
+    p.add_argument(
+        "keys",
+        nargs="*",
+        metavar="KEY",
+        help="only these dotted keys (a table name shows everything under it)",
+    )
+    p.add_argument("-C", "--cwd", metavar="DIR", help="as if run in DIR (finds its project config)")
+    p.add_argument("--files", action="store_true", help="only list the layer files")
+    return p
+
+
+def render(config: object, keys: Sequence[str] = (), env: dict[str, str] | None = None) -> str:
+    from panto.config import Config
+
+    assert isinstance(config, Config)
+    rows = config.explain(env)
+    if keys:
+        rows = [r for r in rows if any(r[0] == k or r[0].startswith(k + ".") for k in keys)]
+    width = min(max((len(f"{k} = {v}") for k, v, _ in rows), default=0), 60)
+    lines = []
+    for k, v, origin in rows:
+        text = f"{k} = {v}"
+        plain = not origin or origin == "built in" or origin.startswith("set ")
+        note = origin if plain else f"from {origin}"
+        lines.append(f"{text.ljust(width)}  # {note}" if note else text)
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def layer_lines(config: object, cwd: str, env: dict[str, str] | None = None) -> list[str]:
+    from panto.config import (
+        BASE_CONFIG,
+        ENV_VARS,
+        Config,
+        find_project_dir,
+        user_config_file,
+    )
+
+    assert isinstance(config, Config)
+    env = dict(os.environ) if env is None else env
+    proj = find_project_dir(cwd, env)
+    files = [
+        ("base", BASE_CONFIG),
+        ("user", user_config_file(env)),
+        ("project", proj / "config.toml" if proj is not None else None),
+    ]
+    out = ["# layers, low to high precedence:"]
+    for name, path in files:
+        if path is None:
+            out.append(f"#   {name:<8} (no .panto directory between here and the repository root)")
+        else:
+            state = "" if path.is_file() else "  (not found)"
+            out.append(f"#   {name:<8} {path}{state}")
+    used = [v for v in ENV_VARS if env.get(v)]
+    out.append(f"#   {'env':<8} {', '.join(used) if used else '(no PANTO_* variables set)'}")
+    out.append(f"#   {'cli':<8} command-line flags")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    from panto.config import Config
+
+    cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+    try:
+        config = Config.load(cwd=cwd)
+    except ConfigError as e:
+        print(f"panto config: {e}", file=sys.stderr)
+        return 2
+    out = sys.stdout
+    if not args.keys:
+        out.write("\n".join(layer_lines(config, cwd)) + "\n")
+    if args.files:
+        return 0
+    if not args.keys:
+        out.write("\n")
+    text = render(config, args.keys)
+    if args.keys and not text:
+        print(f"panto config: no such key: {', '.join(args.keys)}", file=sys.stderr)
+        return 1
+    out.write(text)
+    return 0

@@ -1,0 +1,29 @@
+"""bench/startup.py runs and prints its ratio (no thresholds here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("lupa")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_startup_bench_smoke() -> None:
+    args = [sys.executable, str(ROOT / "bench" / "startup.py"), "--runs", "1"]
+    try:
+        import panto
+
+        if not str(Path(panto.__file__).resolve()).startswith(str(ROOT / "python")):
+            args.append("--installed")
+    except ImportError:  # pragma: no cover
+        pass
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "20 entries, 20 active" in r.stdout
+    assert "luarocks spawned: 0" in r.stdout
+    assert "ratio:" in r.stdout and "added:" in r.stdout
