@@ -116,7 +116,7 @@ def test_no_extensions_and_deny_in_tools_listing(project: Path) -> None:
         "--deny",
         "std.bash",
         "--deny",
-        "std.w*",
+        "std.write",
         cwd=project,
         input="/tools\n/greet x\n",
     )

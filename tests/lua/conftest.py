@@ -14,8 +14,9 @@ try:  # an installed panto (tests/conftest.py imports it first) ...
 except ImportError:  # ... or the source tree (the Lua runtime needs no compiled core)
     sys.path.insert(0, str(_PY))
 
+from lua_caller import Caller  # noqa: E402
+
 from panto.lua import LuaRuntime, LuaToolSource, load_extensions  # noqa: E402
-from panto.tools import ToolCall, ToolOutput  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +39,6 @@ def fresh_runtime() -> Iterator[LuaRuntime]:
 @pytest.fixture(scope="module")
 def source(runtime: LuaRuntime) -> LuaToolSource:
     return LuaToolSource(runtime)
-
-
-class Caller:
-    def __init__(self, source: LuaToolSource) -> None:
-        self.source = source
-        self.n = 0
-
-    def __call__(self, name: str, **input: object) -> ToolOutput:
-        self.n += 1
-        return self.source.invoke_batch([ToolCall(f"call_{self.n}", name, dict(input))])[0]
 
 
 @pytest.fixture(scope="module")

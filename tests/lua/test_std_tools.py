@@ -7,7 +7,7 @@ import stat
 import time
 from pathlib import Path
 
-from conftest import Caller
+from lua_caller import Caller
 
 # ---------------------------------------------------------------- edit
 

@@ -1,0 +1,103 @@
+"""Shared helpers of the session tests (imported after conftest.py has put
+the package on sys.path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from panto.conversation import (
+    Message,
+    RedactedThinking,
+    Text,
+    Thinking,
+    ToolResultBlock,
+    ToolUse,
+    Usage,
+)
+
+
+def conversation_rounds() -> list[list[Message]]:
+    """A multi-round conversation as the agent persists it: one batch per
+    mutation (prompt; assistant; tool results; assistant ...)."""
+    u1 = Usage(input_tokens=120, cache_read_tokens=30, cache_write_tokens=7, output_tokens=55)
+    u2 = Usage(input_tokens=200, output_tokens=80, reasoning_tokens=40)
+    return [
+        [Message("system", (Text("You are panto. Be brief."),))],
+        [Message.user("list the files and count the lines of README.md — ünïcødé ✓")],
+        [
+            Message(
+                "assistant",
+                (
+                    Thinking("I should call ls first.\nThen wc.", "sig-EqQKGAE+/=="),
+                    Text("Let me look."),
+                    ToolUse("toolu_01", "bash", {"command": "ls", "timeout": 5}),
+                    ToolUse("toolu_02", "read", {"path": "README.md", "opts": {"n": [1, 2]}}),
+                ),
+                u1,
+                "tool_use",
+                "anthropic",
+                "claude-sonnet-4-5",
+            )
+        ],
+        [
+            Message(
+                "tool",
+                (
+                    ToolResultBlock("toolu_01", "README.md\nsrc\n"),
+                    ToolResultBlock("toolu_02", "no such file: README.md", is_error=True),
+                ),
+            )
+        ],
+        [
+            Message(
+                "assistant",
+                (
+                    RedactedThinking("EmwKAhgBEgy3va3pzix/LafPsn4a"),
+                    Thinking("", "sig-only"),
+                    Text("There are 2 entries.\n\n```\nREADME.md\nsrc\n```"),
+                    ToolUse("call_9", "weird", {}, raw_input="{not json"),
+                ),
+                u2,
+                "tool_use",
+                "anthropic",
+                "claude-sonnet-4-5",
+            )
+        ],
+        [Message("tool", (ToolResultBlock("call_9", "bad arguments", True),))],
+        [
+            Message(
+                "assistant",
+                (Text("Done."),),
+                Usage(10, 0, 0, 3, 0),
+                "stop",
+                "anthropic",
+                "claude-sonnet-4-5",
+            )
+        ],
+        [Message.user("thanks")],
+        [
+            Message(
+                "assistant",
+                (Text("partial"),),
+                None,
+                "error",
+                "openai",
+                "gpt-4.1",
+                error="stream cut short",
+            )
+        ],
+    ]
+
+
+def flat(rounds: list[list[Message]]) -> list[Message]:
+    return [m for batch in rounds for m in batch]
+
+
+def only_file(d: Path) -> Path:
+    files = list(d.rglob("*.jsonl"))
+    assert len(files) == 1, files
+    return files[0]
+
+
+def file_lines(p: Path) -> list[str]:
+    return p.read_text().splitlines()
