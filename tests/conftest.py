@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -57,3 +58,10 @@ def shared_testdata() -> Path:
             "(the project's shared/ directory must sit beside the checkout)"
         )
     return SHARED_TESTDATA
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_data_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Sessions that CLI runs save go to a temporary XDG_DATA_HOME, never the
+    real one (subprocesses inherit it)."""
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))

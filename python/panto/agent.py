@@ -268,6 +268,9 @@ class Agent:
             self._ensure_session()
             text = self._hooks.user_message(text)
         msg = Message.user(text)
+        # Answer calls left open by a crashed or cancelled turn first, so the
+        # file keeps the same order as memory (a resume rebuilds it exactly).
+        self._repair()
         self.conversation.append(msg)
         self._persist([msg])
         return msg

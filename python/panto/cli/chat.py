@@ -49,6 +49,7 @@ from ..events import (
 
 if TYPE_CHECKING:
     from ..lua import LoadReport, LuaToolSource
+    from ..sessions import LoadedSession, SessionStore
 
 __all__ = ["main", "build_parser", "Extensions", "load_extensions"]
 
@@ -109,6 +110,22 @@ def build_parser() -> argparse.ArgumentParser:
         "'me.**' (repeatable)",
     )
     p.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the most recent session of this directory",
+    )
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="resume session ID (or a unique id prefix); without ID, pick from a list",
+    )
+    p.add_argument(
+        "--no-session", action="store_true", help="do not save this conversation to disk"
+    )
+    p.add_argument(
         "--debug",
         action="store_true",
         help="log requests and retries to stderr (keys are redacted)",
@@ -152,16 +169,90 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"panto: {e}", file=sys.stderr)
         return 2
-    agent = Agent(config)
+    try:
+        opened = open_session(args, config)
+    except PantoError as e:
+        print(f"panto: {e}", file=sys.stderr)
+        return 1
+    if opened is None:
+        return 1
+    store, loaded = opened
+    if loaded is not None and args.model is None and store.active_model is not None:
+        try:
+            config = config.with_model(str(store.active_model))
+        except ConfigError as e:
+            warn(f"session model {store.active_model} unavailable ({e}); using {config.model}")
+    if store.active_model is None or tuple(store.active_model) != (config.provider, config.model):
+        store.append_model_change(config.provider, config.model)
+    agent = Agent(config, store=store, conversation=loaded.conversation if loaded else None)
     try:
         ext = load_extensions(agent, no_extensions=args.no_extensions, deny=args.deny)
-        agent.start_session()
+        agent.start_session(session_id=store.session_id, resumed=loaded is not None)
         if args.prompt is not None:
             prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
             return one_shot(agent, prompt, args.output_format)
         return Interactive(agent, ext).loop()
     finally:
         agent.close()
+        store.close()
+
+
+# -- sessions ----------------------------------------------------------------------------
+
+
+def open_session(
+    args: argparse.Namespace, config: Config
+) -> tuple[SessionStore, LoadedSession | None] | None:
+    """The store for this run: a new session, the one ``--continue`` or
+    ``--resume`` names, or a NullStore with ``--no-session``.  Returns None
+    when the user cancelled the pick; raises SessionError (e.g. the session
+    is locked by another process, naming its pid)."""
+    from ..sessions import (
+        FSJSONLStore,
+        NullStore,
+        find_most_recent_session,
+        list_sessions,
+        resolve_session_id,
+    )
+
+    cwd = os.getcwd()
+    durability = config.session_durability
+    sdir = config.session_dir
+    if args.no_session:
+        if args.continue_ or args.resume is not None:
+            raise ConfigError("--no-session cannot be combined with --continue or --resume")
+        return NullStore(), None
+    path = None
+    if args.continue_:
+        path = find_most_recent_session(cwd, dir=sdir)
+        if path is None:
+            print(
+                "panto: no earlier session in this directory; starting a new one", file=sys.stderr
+            )
+    elif args.resume is not None:
+        if args.resume:
+            path = resolve_session_id(args.resume, dir=sdir)
+        else:
+            from .sessions import pick_session
+
+            path = pick_session(list_sessions(dir=sdir, cwd=cwd)[:20], dir=sdir)
+            if path is None:
+                print("panto: no session chosen", file=sys.stderr)
+                return None
+    if path is None:
+        return FSJSONLStore(sdir, cwd, durability=durability), None  # type: ignore[arg-type]
+    store = FSJSONLStore.open(path, durability=durability)  # type: ignore[arg-type]
+    loaded = store.load_conversation()
+    print(
+        f"panto: resumed session {store.session_id[:8]} ({len(loaded.conversation)} messages)",
+        file=sys.stderr,
+    )
+    if loaded.dangling_user is not None:
+        short = loaded.dangling_user.strip().replace("\n", " ")[:80]
+        print(
+            f"panto: your last prompt had no reply and was not resent: {short!r}", file=sys.stderr
+        )
+    return store, loaded
 
 
 # -- extensions (the Lua runtime) --------------------------------------------------------

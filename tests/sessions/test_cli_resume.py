@@ -1,0 +1,92 @@
+"""The CLI's session flags end to end: -p saves, --continue and --resume
+rebuild the conversation, --no-session writes nothing, a bad id exits 1."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def panto(
+    *args: str, cwd: Path, data: Path, agent: bool = True
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(data / "config"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "panto", *args]
+        + (["--model", "mock/anthropic", "--no-extensions"] if agent else []),
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    work = tmp_path / "work"
+    work.mkdir()
+    return work, tmp_path / "data"
+
+
+def session_files(data: Path) -> list[Path]:
+    return sorted(data.rglob("*.jsonl"))
+
+
+def messages(path: Path) -> list[dict]:
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    return [e["message"] for e in lines if e.get("type") == "message"]
+
+
+def test_print_saves_and_continue_resumes(dirs: tuple[Path, Path]) -> None:
+    work, data = dirs
+    r = panto("-p", "first prompt", cwd=work, data=data)
+    assert r.returncode == 0, r.stderr
+    [path] = session_files(data)
+    assert [m["role"] for m in messages(path)] == ["user", "assistant"]
+
+    r = panto("-p", "second prompt", "--continue", cwd=work, data=data)
+    assert r.returncode == 0, r.stderr
+    assert "resumed session" in r.stderr
+    assert session_files(data) == [path]  # the same file grew
+    msgs = messages(path)
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user", "assistant"]
+    assert msgs[2]["content"][0]["text"] == "second prompt"
+
+    sid = path.stem.split("_")[-1]
+    r = panto("-p", "third", "--resume", sid[:6], cwd=work, data=data)
+    assert r.returncode == 0, r.stderr
+    assert len(messages(path)) == 6
+
+    r = panto("sessions", cwd=work, data=data, agent=False)
+    assert r.returncode == 0, r.stderr
+    assert sid[:8] in r.stdout and "first prompt" in r.stdout
+
+
+def test_no_session_writes_nothing(dirs: tuple[Path, Path]) -> None:
+    work, data = dirs
+    r = panto("-p", "hello", "--no-session", cwd=work, data=data)
+    assert r.returncode == 0, r.stderr
+    assert session_files(data) == []
+
+
+def test_unknown_resume_id_is_a_clear_error(dirs: tuple[Path, Path]) -> None:
+    work, data = dirs
+    r = panto("-p", "hello", "--resume", "nosuchid", cwd=work, data=data)
+    assert r.returncode == 1
+    assert "no session id starts with 'nosuchid'" in r.stderr
+
+
+def test_continue_without_sessions_starts_fresh(dirs: tuple[Path, Path]) -> None:
+    work, data = dirs
+    r = panto("-p", "hello", "--continue", cwd=work, data=data)
+    assert r.returncode == 0, r.stderr
+    assert "no earlier session" in r.stderr
+    assert len(session_files(data)) == 1
