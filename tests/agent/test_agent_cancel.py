@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
 
@@ -194,10 +195,17 @@ def test_keyboard_interrupt_in_next_cancels(server, wire, make_agent):
     agent = make_agent()
     agent.register_tool(FunctionTool("slow", "slow", interrupting))
     agent.submit_user_message("go")
+    # interrupt_main() does nothing while SIGINT is ignored, which it is for a
+    # test run started in the background (e.g. `bash .ci/run &`): install
+    # Python's own Ctrl-C handler, as an interactive panto has it.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     t0 = time.perf_counter()
-    with pytest.raises(KeyboardInterrupt), agent.run() as stream:
-        for _ in stream:
-            pass
+    try:
+        with pytest.raises(KeyboardInterrupt), agent.run() as stream:
+            for _ in stream:
+                pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
     release.set()
     assert time.perf_counter() - t0 < 2
     assert agent.conversation[-1].content == (ToolResultBlock("c0", "cancelled", True),)
