@@ -299,15 +299,26 @@ class Agent:
             else:
                 self.conversation.clear()
                 self.conversation.extend([*msgs[:n], msg, *msgs[n:]])
-        self._persist([msg])
+        if mode == "replace" and self.store is not None:
+            # the file is append-only: record that this one replaces the rest
+            self.store.append_messages([msg], system_mode="replace")
+        else:
+            self._persist([msg])
         return msg
 
-    def clear(self) -> None:
-        """Start over: drop every message except the system prompt."""
+    def clear(self, *, store: Any = None) -> None:
+        """Start over: drop every message except the system prompt.  With
+        ``store`` (a fresh session), persistence moves there and the system
+        prompt is written to it; without, the old session is not told, so a
+        resume of it still shows what was cleared."""
         self._cancel_active()
         system = [m for m in self.conversation if m.role == "system"]
         self.conversation.clear()
         self.conversation.extend(system)
+        if store is not None:
+            self.store = store
+            if system:
+                self._persist(system)
 
     def compact(self, prompt: str | None = None, extra: str | None = None) -> Any:
         raise NotImplementedError("compaction comes with the sessions issue")

@@ -90,3 +90,29 @@ def test_continue_without_sessions_starts_fresh(dirs: tuple[Path, Path]) -> None
     assert r.returncode == 0, r.stderr
     assert "no earlier session" in r.stderr
     assert len(session_files(data)) == 1
+
+
+def test_clear_starts_a_new_session_and_model_changes_are_recorded(
+    dirs: tuple[Path, Path],
+) -> None:
+    work, data = dirs
+    env = dict(os.environ, XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(data / "config"))
+    r = subprocess.run(
+        [sys.executable, "-m", "panto", "--model", "mock/anthropic", "--no-extensions"],
+        cwd=work,
+        env=env,
+        input="before clear\n/model mock/openai\n/clear\nafter clear\n/exit\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "new session" in r.stdout
+    files = session_files(data)
+    assert len(files) == 2
+    texts = [[m["content"][0]["text"] for m in messages(f) if m["role"] == "user"] for f in files]
+    assert sorted(texts) == [["after clear"], ["before clear"]]
+    first = next(f for f in files if messages(f)[0]["content"][0]["text"] == "before clear")
+    kinds = [json.loads(line) for line in first.read_text().splitlines()]
+    changes = [(e["provider"], e["model"]) for e in kinds if e.get("type") == "model_change"]
+    assert changes[-1][0] == "mock" and changes[-1][1] == "openai"

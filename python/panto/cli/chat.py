@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
 from ..agent import Agent
@@ -191,7 +191,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.prompt is not None:
             prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
             return one_shot(agent, prompt, args.output_format)
-        return Interactive(agent, ext).loop()
+        from ..sessions import FSJSONLStore
+
+        interactive = Interactive(agent, ext)
+        if isinstance(store, FSJSONLStore):
+            durability = config.session_durability
+            sdir = config.session_dir
+
+            def new_store() -> SessionStore:
+                return FSJSONLStore(sdir, os.getcwd(), durability=durability)  # type: ignore[arg-type]
+
+            interactive.new_store = new_store
+        return interactive.loop()
     finally:
         agent.close()
         store.close()
@@ -537,6 +548,8 @@ class Interactive:
     def __init__(self, agent: Agent, ext: Extensions | None = None) -> None:
         self.agent = agent
         self.ext = ext if ext is not None else Extensions()
+        # makes the fresh session /clear switches to (None: no sessions)
+        self.new_store: Callable[[], SessionStore] | None = None
         for name in self.ext.commands():
             if name in BUILTIN_COMMANDS:
                 warn(f"extension command /{name} is shadowed by the built-in /{name}")
@@ -632,10 +645,17 @@ class Interactive:
                 except ConfigError as e:
                     print(f"error: {e}")
                 else:
+                    if self.agent.store is not None:
+                        cfg = self.agent.config
+                        self.agent.store.append_model_change(cfg.provider, cfg.model)
                     print(self._dim(f"model: {self.agent.config.model_spec}"))
         elif name == "/clear":
-            self.agent.clear()
-            print(self._dim("conversation cleared"))
+            fresh = self.new_store() if self.new_store is not None else None
+            old = self.agent.store
+            self.agent.clear(store=fresh)
+            if fresh is not None and old is not None:
+                old.close()
+            print(self._dim("conversation cleared" + (" (new session)" if fresh else "")))
         elif name == "/tools":
             self.list_tools()
         elif name == "/extensions":
