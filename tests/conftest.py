@@ -65,3 +65,26 @@ def _private_data_home(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Sessions that CLI runs save go to a temporary XDG_DATA_HOME, never the
     real one (subprocesses inherit it)."""
     os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("xdg-data"))
+
+
+@pytest.fixture
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private HOME with its own XDG dirs, and no ``PANTO_*`` variables,
+    API keys, ``CC`` or ``LUAROCKS_CONFIG`` from the caller's environment:
+    nothing of the real user's config, data or rocks is read or written.
+    Suites that need it everywhere make it autouse in their conftest."""
+    home = tmp_path / "home"
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        d = home / name.lower()
+        d.mkdir(parents=True)
+        monkeypatch.setenv(name, str(d))
+    monkeypatch.setenv("HOME", str(home))
+    for var in list(os.environ):
+        if var.startswith("PANTO_") or var in (
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "LUAROCKS_CONFIG",
+            "CC",
+        ):
+            monkeypatch.delenv(var, raising=False)
+    return home

@@ -7,35 +7,15 @@ data is read) with the ``PANTO_*`` variables and API keys cleared.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-try:  # an installed panto wins; otherwise the source tree
-    import panto  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(ROOT / "python"))
-
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        d = home / name.lower()
-        d.mkdir(parents=True)
-        monkeypatch.setenv(name, str(d))
-    monkeypatch.setenv("HOME", str(home))
-    for var in list(os.environ):
-        if var.startswith("PANTO_") or var in (
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "LUAROCKS_CONFIG",
-            "CC",
-        ):
-            monkeypatch.delenv(var, raising=False)
-    return home
+def _isolated(isolated_home: Path) -> Path:
+    """Every test runs in its own home (tests/conftest.py: isolated_home)."""
+    return isolated_home
 
 
 @pytest.fixture

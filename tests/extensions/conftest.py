@@ -10,39 +10,16 @@ local rock server once per session: rockspecs written here, packed with
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-try:  # an installed (editable) panto wins; otherwise the source tree
-    import panto  # noqa: F401
-except ImportError:
-    sys.path.insert(0, str(ROOT / "python"))
-
-from ext_helpers import LUAROCKS, LUAROCKS_ADMIN, RockServer, build_rock_server  # noqa: E402
+from ext_helpers import LUAROCKS, LUAROCKS_ADMIN, RockServer, build_rock_server
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own XDG dirs: nothing touches the real home."""
-    home = tmp_path / "home"
-    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        d = home / name.lower()
-        d.mkdir(parents=True)
-        monkeypatch.setenv(name, str(d))
-    monkeypatch.setenv("HOME", str(home))
-    for var in (
-        "PANTO_HOME",
-        "PANTO_LUAROCKS",
-        "PANTO_LUA_INCDIR",
-        "PANTO_ROCKS_NESTED",
-        "CC",
-        "LUAROCKS_CONFIG",
-    ):
-        monkeypatch.delenv(var, raising=False)
-    return home
+def _isolated(isolated_home: Path) -> Path:
+    """Every test runs in its own home (tests/conftest.py: isolated_home)."""
+    return isolated_home
 
 
 @pytest.fixture(scope="session")
