@@ -322,8 +322,7 @@ class MemoryStore:
         return self._commit(self._b.entries([payload]))[0]
 
     def load_conversation(self) -> LoadedSession:
-        records = [_record(e, "<memory>") for e in self.entries]
-        return _build_context(records, "<memory>", _is_linear(records))
+        return _build_context(_entries_of(self.entries, "<memory>"), "<memory>")
 
     def close(self) -> None:
         pass
@@ -331,117 +330,197 @@ class MemoryStore:
 
 # --------------------------------------------------------------------------- context building
 #
-# Loading keeps one record per entry, a tuple (type, id, parent_id, payload,
-# system_mode): payload is the Message of a message entry and the entry dict
-# of any other type.  Records are lighter than the entry dicts (which are
-# freed while the file is parsed) -- loading is a hot path.
-
-Record = tuple[str, str, "str | None", Any, "str | None"]
-_TYPE, _ID, _PARENT, _PAYLOAD, _SYSMODE = range(5)
+# A loaded session is kept as parallel lists, one slot per entry (cheaper
+# than an object per entry: loading is a hot path, and much of its cost is
+# memory).  ``payloads[i]`` is the Message of a message entry and the entry
+# dict of any other type.
 
 
-def _record(e: dict[str, Any], where: str) -> Record:
-    """The record of an entry dict (the slow path, for MemoryStore)."""
-    if e["type"] == "message":
-        try:
-            m = _message_from_dict(e["message"])
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            raise SessionError(f"{where}: entry {e['id']}: bad message: {exc!r}") from None
-        return ("message", e["id"], e.get("parent_id"), m, e.get("system_mode"))
-    return (e["type"], e["id"], e.get("parent_id"), e, None)
+@dataclass(slots=True, eq=False)
+class _Entries:
+    kinds: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)
+    parents: list[str | None] = field(default_factory=list)
+    payloads: list[Any] = field(default_factory=list)
+    modes: dict[int, str] = field(default_factory=dict)  # system_mode, by entry index
+    n_messages: int = 0
+    linear: bool = True  # each entry's parent is the entry before it: no branches
+    plain: bool = True  # no system message, no compaction
+    leaf: str | None = None  # the id of the last entry
+
+    def add(self, kind: str, eid: str, pid: str | None, payload: Any, mode: str | None) -> None:
+        # _scan_entries inlines this; keep the two in step
+        if kind == "message":
+            self.kinds.append(_MESSAGE)
+            self.n_messages += 1
+            if payload.role == "system":
+                self.plain = False
+                if mode is not None:
+                    self.modes[len(self.ids)] = mode
+        else:
+            self.kinds.append(kind)
+            if kind == "compaction":
+                self.plain = False
+        if pid != self.leaf:
+            self.linear = False
+        self.ids.append(eid)
+        self.parents.append(pid)
+        self.payloads.append(payload)
+        self.leaf = eid
+
+    def truncate(self, n: int) -> None:
+        """Keep the first ``n`` entries."""
+        for name in ("kinds", "ids", "parents", "payloads"):
+            del getattr(self, name)[n:]
+        self.modes = {i: m for i, m in self.modes.items() if i < n}
+        self.n_messages = self.kinds.count(_MESSAGE)
+        self.leaf = self.ids[-1] if self.ids else None
+        prev = None
+        self.linear = True
+        for eid, pid in zip(self.ids, self.parents):
+            if pid != prev:
+                self.linear = False
+                break
+            prev = eid
+
+    def check_ids(self) -> int | None:
+        """The index of the first entry with a duplicate id or an unknown
+        parent, or None."""
+        if self.linear and len(set(self.ids)) == len(self.ids):
+            return None  # each parent is the entry before it; ids are unique
+        seen: set[str] = set()
+        for k, (eid, pid) in enumerate(zip(self.ids, self.parents)):
+            if eid in seen or (pid is not None and pid not in seen):
+                return k
+            seen.add(eid)
+        return None
+
+    def error_for(self, k: int) -> str:
+        eid, pid = self.ids[k], self.parents[k]
+        if eid in self.ids[:k]:
+            return f"duplicate entry id {eid!r}"
+        return f"entry {eid} has unknown parent_id {pid!r}"
+
+    def chain(self, where: str) -> Sequence[int]:
+        """The indices of the entries from the root to the last one,
+        following parent ids (which check_ids has validated)."""
+        n = len(self.ids)
+        if self.linear:
+            return range(n)
+        index = {eid: i for i, eid in enumerate(self.ids)}
+        walk: list[int] = []
+        i: int | None = n - 1 if n else None
+        while i is not None:
+            walk.append(i)
+            if len(walk) > n:
+                raise SessionError(f"{where}: the parent_id chain has a cycle")
+            pid = self.parents[i]
+            i = index[pid] if pid is not None else None
+        walk.reverse()
+        return walk
+
+    def active_model(self, chain: Sequence[int]) -> ModelRef | None:
+        """The last model_change on the chain, or the model of the last
+        message that names one, whichever comes later."""
+        for i in reversed(chain):
+            p = self.payloads[i]
+            if self.kinds[i] == "model_change":
+                return ModelRef(str(p.get("provider", "")), str(p.get("model", "")))
+            if self.kinds[i] == "message" and p.provider and p.model:
+                return ModelRef(p.provider, p.model)
+        return None
 
 
-def _chain_of(records: Sequence[Record], where: str, linear: bool) -> Sequence[Record]:
-    """The records from the root to the last one, following parent ids."""
-    if linear or not records:
-        return records
-    by_id = {r[_ID]: r for r in records}
-    walk: list[Record] = []
-    r: Record | None = records[-1]
-    limit = len(records)
-    while r is not None:
-        walk.append(r)
-        if len(walk) > limit:
-            raise SessionError(f"{where}: the parent_id chain has a cycle")
-        pid = r[_PARENT]
-        r = by_id[pid] if pid is not None else None  # ids were checked while parsing
-    walk.reverse()
-    return walk
+_MESSAGE = "message"
 
 
-def _build_context(
-    records: Sequence[Record],
-    where: str,
-    linear: bool = False,
-) -> LoadedSession:
-    """Walk the parent chain from the last entry; apply the latest compaction;
-    split off a dangling user prompt.  ``linear``: every entry's parent is
-    the entry before it (no branches), so the chain is ``records``."""
-    if not records:
+def _entries_of(dicts: Iterable[dict[str, Any]], where: str) -> _Entries:
+    """The entries of entry dicts (MemoryStore's read side)."""
+    out = _Entries()
+    for e in dicts:
+        if e["type"] == "message":
+            try:
+                m = _message_from_dict(e["message"])
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise SessionError(f"{where}: entry {e['id']}: bad message: {exc!r}") from None
+            out.add("message", e["id"], e.get("parent_id"), m, e.get("system_mode"))
+        else:
+            out.add(e["type"], e["id"], e.get("parent_id"), e, None)
+    k = out.check_ids()
+    if k is not None:
+        raise SessionError(f"{where}: {out.error_for(k)}")
+    return out
+
+
+def _build_context(es: _Entries, where: str) -> LoadedSession:
+    """The conversation that ends at the last entry: walk its parent chain,
+    apply the latest compaction, put the system messages first, and split
+    off a dangling user prompt."""
+    if not es.ids:
         return LoadedSession(Conversation())
-    path = _chain_of(records, where, linear)
-
-    start = 0
-    summary: str | None = None
-    for i in range(len(path) - 1, -1, -1):
-        if path[i][_TYPE] == "compaction":
-            comp = path[i][_PAYLOAD]
-            summary = str(comp.get("summary") or "")
-            first = comp.get("first_kept_id")
-            if first is None:
-                start = i + 1
-            else:
-                for j in range(i):
-                    if path[j][_ID] == first:
-                        start = j
-                        break
-                else:
-                    raise SessionError(
-                        f"{where}: compaction {comp['id']} keeps from entry {first!r}, "
-                        "which is not on the conversation's chain"
-                    )
-            break
-
-    # System messages are the system prompt: all of them on the chain (a
-    # compaction does not summarize them away), first, in order; one
-    # persisted with system_mode "replace" drops the earlier ones.
-    kept = [r for r in (path[start:] if start else path) if r[0] == "message"]
-    messages: list[Message] = [r[3] for r in kept]
-    ids: list[str | None] = [r[1] for r in kept]
+    kinds, ids, payloads = es.kinds, es.ids, es.payloads
     system: list[Message] = []
     system_ids: list[str | None] = []
-    # (list membership: faster than any() over a generator on the hot path)
-    has_system = "system" in [m.role for m in messages] or "system" in [
-        r[3].role for r in path[:start] if r[0] == "message"
-    ]
-    if has_system:
-        messages, ids = [], []
-        for i, (kind, eid, _, m, mode) in enumerate(path):
-            if kind != "message":
+    messages: list[Message]
+    mids: list[str | None]
+    summary: str | None = None
+    if es.linear and es.plain:  # the common case, and the hot path
+        if es.n_messages == len(ids):
+            messages, mids = payloads[:], ids[:]  # type: ignore[assignment]
+        else:
+            sel = [i for i, k in enumerate(kinds) if k == "message"]
+            messages, mids = [payloads[i] for i in sel], [ids[i] for i in sel]
+    else:
+        chain = es.chain(where)
+        start = 0
+        for c in range(len(chain) - 1, -1, -1):
+            if kinds[chain[c]] == "compaction":
+                comp = payloads[chain[c]]
+                summary = str(comp.get("summary") or "")
+                first = comp.get("first_kept_id")
+                start = c + 1
+                if first is not None:
+                    for j in range(c):
+                        if ids[chain[j]] == first:
+                            start = j
+                            break
+                    else:
+                        raise SessionError(
+                            f"{where}: compaction {comp['id']} keeps from entry {first!r}, "
+                            "which is not on the conversation's chain"
+                        )
+                break
+        # System messages are the system prompt: all of them on the chain (a
+        # compaction does not summarize them away), first, in order; one
+        # persisted with system_mode "replace" drops the earlier ones.
+        messages, mids = [], []
+        for c, i in enumerate(chain):
+            if kinds[i] != "message":
                 continue
+            m = payloads[i]
             if m.role == "system":
-                if mode == "replace":
+                if es.modes.get(i) == "replace":
                     system.clear()
                     system_ids.clear()
                 system.append(m)
-                system_ids.append(eid)
-            elif i >= start:
+                system_ids.append(ids[i])
+            elif c >= start:
                 messages.append(m)
-                ids.append(eid)
+                mids.append(ids[i])
     if summary is not None:
         messages.insert(0, compaction_summary_message(summary))
-        ids.insert(0, None)
+        mids.insert(0, None)
 
     dangling: str | None = None
     dangling_msg: Message | None = None
-    if messages and ids[-1] is not None and _is_prompt(messages[-1]):
+    if messages and mids[-1] is not None and _is_prompt(messages[-1]):
         dangling_msg = messages.pop()
-        ids.pop()
+        mids.pop()
         dangling = dangling_msg.text
     if system:
         messages[:0] = system
-        ids[:0] = system_ids
-    return LoadedSession(Conversation(messages), dangling, ids, dangling_msg)
+        mids[:0] = system_ids
+    return LoadedSession(Conversation(messages), dangling, mids, dangling_msg)
 
 
 # --------------------------------------------------------------------------- fast loading
@@ -498,6 +577,9 @@ _SLOTS: dict[type, tuple[str, ...]] = {
 }
 
 
+_SHARED: dict[Any, Any] = {}
+
+
 def _make_fast_converter() -> Callable[[dict[str, Any]], Message] | None:
     """A converter equal to Message.from_dict on well-formed input that
     raises (KeyError, TypeError, ValueError, AttributeError) on anything
@@ -508,6 +590,10 @@ def _make_fast_converter() -> Callable[[dict[str, Any]], Message] | None:
 
     def setters(cls: type) -> list[Callable[[Any, Any], None]]:
         return [cls.__dict__[name].__set__ for name in _SLOTS[cls]]
+
+    # One object for each of the few distinct roles, stop reasons, models
+    # and tool names: a loaded session keeps less memory.
+    shared = _SHARED.setdefault
 
     m_role, m_content, m_usage, m_stop, m_prov, m_model, m_err = setters(Message)
     u_in, u_cr, u_cw, u_out, u_reas = setters(Usage)
@@ -551,7 +637,7 @@ def _make_fast_converter() -> Callable[[dict[str, Any]], Message] | None:
             raise TypeError
         o = new(ToolUse)
         tu_id(o, i)
-        tu_name(o, n)
+        tu_name(o, shared(n, n))
         tu_input(o, inp)
         tu_raw(o, raw)
         return o
@@ -576,7 +662,8 @@ def _make_fast_converter() -> Callable[[dict[str, Any]], Message] | None:
 
     def convert(d: dict[str, Any]) -> Message:
         o = new(Message)
-        m_role(o, d["role"])
+        r = d["role"]
+        m_role(o, shared(r, r))
         c = d["content"]
         if len(c) == 1:  # most messages: skip the comprehension's frame
             b = c[0]
@@ -610,9 +697,13 @@ def _make_fast_converter() -> Callable[[dict[str, Any]], Message] | None:
             u_out(uo, out)
             u_reas(uo, reas)
             m_usage(o, uo)
-        m_stop(o, d.get("stop_reason"))
-        m_prov(o, d.get("provider"))
-        m_model(o, d.get("model"))
+        g = d.get
+        r = g("stop_reason")
+        m_stop(o, shared(r, r))
+        r = g("provider")
+        m_prov(o, shared(r, r))
+        r = g("model")
+        m_model(o, shared(r, r))
         m_err(o, d.get("error"))
         return o
 
@@ -635,16 +726,24 @@ def _message_from_dict(d: dict[str, Any]) -> Message:
 
 
 # --------------------------------------------------------------------------- file parsing
+#
+# The file is read in chunks that end at a line end, and each chunk's entries
+# are scanned straight out of its text (no string per line).  A whole-file
+# read would cost fresh memory of twice the file's size; page faults are a
+# large part of load time.
+
+_CHUNK = 1 << 20  # bytes per read (tests shrink it to put chunk ends everywhere)
 
 
-@dataclass(slots=True)
-class _Parsed:
-    header: dict[str, Any] | None
-    entries: list[Record]
-    good_size: int  # bytes up to the end of the last complete batch
-    size: int  # bytes in the file
-    dropped: str | None  # why a tail was dropped, for the warning
-    linear: bool = False  # each entry's parent is the entry before it
+@dataclass(slots=True, eq=False)
+class _Parsed(_Entries):
+    header: dict[str, Any] | None = None
+    size: int = 0  # bytes in the file
+    good_size: int = -1  # bytes up to the end of the last complete batch (-1: all complete lines)
+    dropped: list[str] = field(default_factory=list)  # what was ignored, for the warning
+    # the first entry of a batch whose last entry has not been seen yet:
+    # (entry index, chunk text, position in it, file offset of the chunk)
+    batch: tuple[int, str, int, int] | None = None
 
 
 def _dump_line(entry: dict[str, Any]) -> bytes:
@@ -673,60 +772,126 @@ def _check_header(h: Any, where: str) -> dict[str, Any]:
 def _parse_file(path: Path) -> _Parsed:
     where = str(path)
     try:
-        data = path.read_bytes()
+        f = open(path, "rb", buffering=0)  # noqa: SIM115 (closed below)
     except FileNotFoundError:
         raise SessionError(f"{where}: no such session file") from None
     except OSError as exc:
         raise SessionError(f"{where}: cannot read session file: {exc.strerror}") from None
-    size = len(data)
-    dropped: list[str] = []
-    # the complete lines end at `end`; anything after it is a torn line
-    end = data.rfind(b"\n") + 1
-    if end < size:
-        dropped.append("a torn last line (no newline)")
+    p = _Parsed()
+    with f:
+        try:
+            read = f.read
+            block = read(_CHUNK)
+            p.size = len(block)
+            carry = b""  # a line not complete yet
+            offset = 0  # where carry starts in the file
+            lines = 0  # lines before carry
+            while block:
+                nxt = read(_CHUNK)  # read ahead: the last complete line may be torn
+                p.size += len(nxt)
+                data = carry + block if carry else block
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    carry, block = data, nxt
+                    continue
+                carry = data[cut:]
+                chunk = data[:cut] if carry else data
+                if not _parse_chunk(p, chunk, offset, lines, not nxt, where):
+                    break  # stopped at an unparsable last line
+                offset += cut
+                lines += chunk.count(b"\n")
+                block = nxt
+        except OSError as exc:
+            raise SessionError(f"{where}: cannot read session file: {exc.strerror}") from None
+    if len(_SHARED) > 4096:  # a pathological file: do not keep its strings forever
+        _SHARED.clear()
+    if carry:
+        p.dropped.insert(0, "a torn last line (no newline)")
+    if p.good_size < 0:
+        p.good_size = p.size - len(carry)
+    if p.batch is not None:  # its other entries carry "more": it never committed
+        k, text, pos, chunk_offset = p.batch
+        p.dropped.append(f"an incomplete batch of {len(p.ids) - k} entries")
+        p.good_size = chunk_offset + len(text[:pos].encode("utf-8", "surrogatepass"))
+        p.truncate(k)
+        p.batch = None
+    k = p.check_ids()
+    if k is not None:
+        raise SessionError(f"{where}:{_entry_lineno(path, k)}: {p.error_for(k)}")
+    return p
+
+
+def _entry_lineno(path: Path, k: int) -> int:
+    """The line of entry ``k`` (for an error message: reads the file again)."""
+    n = -1
+    with open(path, "rb") as f:
+        f.readline()  # the header
+        for lineno, raw in enumerate(f, 2):
+            if raw.decode("utf-8", "replace").strip():
+                n += 1
+                if n == k:
+                    return lineno
+    return 0
+
+
+def _parse_chunk(
+    p: _Parsed, chunk: bytes, offset: int, lines: int, final: bool, where: str
+) -> bool:
+    """Parse one chunk of whole lines; False if it ended at an unparsable
+    last line of the file (a torn write), which is then dropped."""
     try:
-        text = data[:end].decode("utf-8")
+        text = chunk.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line_start = data.rfind(b"\n", 0, exc.start) + 1
-        lineno = data.count(b"\n", 0, exc.start) + 1
-        if data.find(b"\n", exc.start) + 1 != end:
+        lineno = lines + chunk.count(b"\n", 0, exc.start) + 1
+        if not final or chunk.find(b"\n", exc.start) + 1 != len(chunk):
             raise SessionError(f"{where}:{lineno}: corrupt line (not UTF-8)") from None
-        dropped.append(f"an unparsable last line (line {lineno})")
-        end = line_start
-        text = data[:end].decode("utf-8")
+        line_start = chunk.rfind(b"\n", 0, exc.start) + 1
+        p.dropped.append(f"an unparsable last line (line {lineno})")
+        p.good_size = offset + line_start
+        if line_start:
+            _parse_text(p, chunk[:line_start].decode("utf-8"), offset, lines, False, where)
+        return False
+    return _parse_text(p, text, offset, lines, final, where)
 
-    if not text:
-        return _Parsed(None, [], 0, size, "; ".join(dropped) or None)
-    header_end = text.index("\n")
-    try:
-        header = _loads(text[:header_end])
-    except ValueError:
-        if header_end + 1 == len(text):
-            dropped.append("a torn header line")
-            return _Parsed(None, [], 0, size, "; ".join(dropped))
-        raise SessionError(f"{where}:1: corrupt session header") from None
-    _check_header(header, where)
 
-    def lineno(pos: int) -> int:  # the line that starts at text[pos]
-        return text.count("\n", 0, pos) + 1
+def _parse_text(p: _Parsed, text: str, offset: int, lines: int, final: bool, where: str) -> bool:
+    pos = 0
+    if p.header is None:
+        if offset:  # only a torn header came before
+            return False
+        pos = text.index("\n") + 1
+        try:
+            header = _loads(text[: pos - 1])
+        except ValueError:
+            if final and pos == len(text):
+                p.dropped.append("a torn header line")
+                p.good_size = 0
+                return False
+            raise SessionError(f"{where}:1: corrupt session header") from None
+        p.header = _check_header(header, where)
+    return _scan_entries(p, text, pos, offset, lines, final, where)
 
-    bad_tail = any(d.startswith("an unparsable") for d in dropped)
-    n_chars = len(text)  # text ends with "\n"
-    records: list[Record] = []
-    starts: list[int] = []  # where each record's line starts in text
-    append = records.append
-    add_start = starts.append
-    linear = True
-    prev: str | None = None
+
+def _scan_entries(
+    p: _Parsed, text: str, pos: int, offset: int, lines: int, final: bool, where: str
+) -> bool:
+    """The hot loop.  The common entry takes the fast path; anything unusual
+    (whitespace, a torn or corrupt line, odd types, a value spanning lines)
+    goes to _slow_entry, which applies every check and names the line."""
     scan = _scan_once
     convert = _fast_convert
     find = text.find
-    good = n_chars  # text[:good] holds the entries kept
-    pos = header_end + 1
-    # The hot loop scans entries straight out of the text (no per-line
-    # strings).  The common entry takes the fast path; anything unusual
-    # (whitespace, a torn or corrupt line, odd types, a value spanning lines)
-    # goes to _slow_entry, which applies every check and names the line.
+    kinds, ids, parents, payloads = (
+        p.kinds.append,
+        p.ids.append,
+        p.parents.append,
+        p.payloads.append,
+    )
+    modes = p.modes
+    n = len(p.ids)
+    n_messages, linear, plain, prev, batch = p.n_messages, p.linear, p.plain, p.leaf, p.batch
+    n_chars = len(text)  # text ends with "\n"
+    ok = True
     while pos < n_chars:
         try:
             e, stop = scan(text, pos)
@@ -737,68 +902,56 @@ def _parse_file(path: Path) -> _Parsed:
             pid = e.get("parent_id")
             if type(eid) is not str or (pid is not None and type(pid) is not str):
                 raise TypeError
-            if kind == "message":
-                m = convert(e["message"])
-                rec: Any = (kind, eid, pid, m, e.get("system_mode") if m.role == "system" else None)
-            else:
-                rec = (kind, eid, pid, e, None)
+            payload = convert(e["message"]) if kind == "message" else e
+            mode = e.get("system_mode")
+            more = e.get("more")
         except (StopIteration, ValueError, KeyError, TypeError, AttributeError, IndexError):
             stop = find("\n", pos)
-            rec = _slow_entry(
-                text[pos:stop], lineno(pos), where, stop + 1 == n_chars and not bad_tail
-            )
+            lineno = lines + text.count("\n", 0, pos) + 1
+            rec = _slow_entry(text[pos:stop], lineno, where, final and stop + 1 == n_chars)
             if rec is None:  # a blank line
                 pos = stop + 1
                 continue
             if rec is _BAD:  # an unparsable last line: torn
-                dropped.append(f"an unparsable last line (line {lineno(pos)})")
-                good = pos
+                p.dropped.append(f"an unparsable last line (line {lineno})")
+                p.good_size = offset + len(text[:pos].encode("utf-8", "surrogatepass"))
+                ok = False
                 break
-            kind, eid, pid = rec[0], rec[1], rec[2]
+            kind, eid, pid, payload, mode, more = rec
+        # _Entries.add, inlined
+        if kind == "message":
+            kinds(_MESSAGE)
+            n_messages += 1
+            if payload.role == "system":
+                plain = False
+                if mode is not None:
+                    modes[n] = mode
+        else:
+            kinds(kind)
+            if kind == "compaction":
+                plain = False
         if pid != prev:
             linear = False
+        elif pid is not None:
+            pid = prev  # keep one string, not two equal ones
+        ids(eid)
+        parents(pid)
+        payloads(payload)
         prev = eid
-        append(rec)
-        add_start(pos)
+        if not more:
+            batch = None
+        elif batch is None:
+            batch = (n, text, pos, offset)
+        n += 1
         pos = stop + 1
-
-    if not linear or len({r[1] for r in records}) != len(records):
-        seen: set[str] = set()
-        for k, r in enumerate(records):
-            if r[1] in seen:
-                raise SessionError(f"{where}:{lineno(starts[k])}: duplicate entry id {r[1]!r}")
-            if r[2] is not None and r[2] not in seen:
-                raise SessionError(
-                    f"{where}:{lineno(starts[k])}: entry {r[1]} has unknown parent_id {r[2]!r}"
-                )
-            seen.add(r[1])
-
-    # a batch whose last entry is missing (its other entries carry "more") never committed
-    k = len(records)
-    while k and _loads(text[starts[k - 1] : find("\n", starts[k - 1])]).get("more"):
-        k -= 1
-    if k < len(records):
-        dropped.append(f"an incomplete batch of {len(records) - k} entries")
-        good = starts[k]
-        del records[k:]
-        linear = linear or _is_linear(records)
-    if good < n_chars:
-        end = len(text[:good].encode("utf-8", "surrogatepass"))
-    return _Parsed(header, records, end, size, "; ".join(dropped) or None, linear)
-
-
-def _is_linear(records: Sequence[Record]) -> bool:
-    prev = None
-    for r in records:
-        if r[_PARENT] != prev:
-            return False
-        prev = r[_ID]
-    return True
+    p.n_messages, p.linear, p.plain, p.leaf, p.batch = n_messages, linear, plain, prev, batch
+    return ok
 
 
 def _slow_entry(line: str, lineno: int, where: str, may_be_torn: bool) -> Any:
-    """One entry line with every check: its record, None for a blank line,
-    _BAD for an unparsable line that may be a torn tail; else SessionError."""
+    """One entry line with every check: (kind, id, parent_id, payload,
+    system_mode, more), None for a blank line, _BAD for an unparsable line
+    that may be a torn tail; else SessionError."""
     try:
         e = json.loads(line)
     except ValueError:
@@ -815,34 +968,23 @@ def _slow_entry(line: str, lineno: int, where: str, may_be_torn: bool) -> Any:
     if pid is not None and type(pid) is not str:
         raise SessionError(f"{where}:{lineno}: corrupt session entry (bad parent_id)")
     if kind != "message":
-        return (kind, eid, pid, e, None)
+        return (kind, eid, pid, e, None, e.get("more"))
     try:
         m = Message.from_dict(e["message"])
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise SessionError(f"{where}:{lineno}: bad message entry: {exc!r}") from None
-    return (kind, eid, pid, m, e.get("system_mode"))
+    return (kind, eid, pid, m, e.get("system_mode"), e.get("more"))
 
 
 def _warn_dropped(path: Path, parsed: _Parsed) -> None:
     if parsed.dropped:
         msg = (
-            f"session file {path}: ignoring {parsed.dropped} "
+            f"session file {path}: ignoring {'; '.join(parsed.dropped)} "
             f"({parsed.size - parsed.good_size} bytes, left by a crash); "
             "it is cut off before the next append"
         )
         log.warning("%s", msg)
         warnings.warn(msg, SessionWarning, stacklevel=3)
-
-
-def _active_model(chain: Iterable[Record]) -> ModelRef | None:
-    """The last model_change, or the model of the last message that names one."""
-    model: ModelRef | None = None
-    for kind, _, _, payload, _ in chain:
-        if kind == "model_change":
-            model = ModelRef(str(payload.get("provider", "")), str(payload.get("model", "")))
-        elif kind == "message" and payload.provider and payload.model:
-            model = ModelRef(payload.provider, payload.model)
-    return model
 
 
 def read_session(path: str | os.PathLike[str]) -> LoadedSession:
@@ -857,7 +999,7 @@ def _load(path: Path) -> LoadedSession:
     freed when this returns, before the collector ever sees them)."""
     parsed = _parse_file(path)
     _warn_dropped(path, parsed)
-    return _build_context(parsed.entries, str(path), parsed.linear)
+    return _build_context(parsed, str(path))
 
 
 # --------------------------------------------------------------------------- paths
@@ -1041,7 +1183,7 @@ class FSJSONLStore:
         the GC paused; the parse's temporaries die on return)."""
         parsed = _parse_file(p)
         _warn_dropped(p, parsed)
-        loaded = _build_context(parsed.entries, str(p), parsed.linear)
+        loaded = _build_context(parsed, str(p))
         self._header = None
         if parsed.header is None:  # only a torn header: nothing was ever committed
             sid = _id_from_name(p.name)
@@ -1057,17 +1199,17 @@ class FSJSONLStore:
         else:
             self._b.session_id = parsed.header["id"]
             self._cwd = str(parsed.header.get("cwd", ""))
-        self._b.ids = {r[_ID] for r in parsed.entries}
+        self._b.ids = set(parsed.ids)
         self._good_size = parsed.good_size
         self._size = parsed.size
-        chain = _chain_of(parsed.entries, str(p), parsed.linear)
-        self._b.model = _active_model(chain)
-        leaf = chain[-1][_ID] if chain else None
+        chain = parsed.chain(str(p))
+        self._b.model = parsed.active_model(chain)
+        leaf = parsed.ids[chain[-1]] if chain else None
         if loaded.dangling_message is not None:
             # the next entry is a sibling of the unanswered prompt
-            for r in reversed(chain):
-                if r[_TYPE] == "message":
-                    leaf = r[_PARENT]
+            for i in reversed(chain):
+                if parsed.kinds[i] == "message":
+                    leaf = parsed.parents[i]
                     break
         self._b.leaf = leaf
         self._cache = loaded
