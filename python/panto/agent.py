@@ -31,12 +31,14 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .config import Config
 from .conversation import Conversation, Message, Text, ToolResultBlock
-from .errors import ToolError
+from .errors import PantoError, ToolError
 from .stream import CANCELLED, AsyncStream, Stream
 from .tools import Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
 
 if TYPE_CHECKING:
     import httpx
+
+    from .compaction import Compaction
 
 __all__ = ["Agent", "AgentHooks", "MessageStore", "ToolCallDecision"]
 
@@ -57,6 +59,9 @@ class MessageStore(Protocol):
     """What the agent needs of a session store (``panto.sessions``)."""
 
     def append_messages(self, messages: Sequence[Message]) -> Any: ...
+
+    # optional: ``append_compaction(summary, first_kept_id, tokens_before)``
+    # records what ``Agent.compact`` did (a store without it does not)
 
 
 # -- hooks ----------------------------------------------------------------------------
@@ -320,8 +325,53 @@ class Agent:
             if system:
                 self._persist(system)
 
-    def compact(self, prompt: str | None = None, extra: str | None = None) -> Any:
-        raise NotImplementedError("compaction comes with the sessions issue")
+    def compact(self, prompt: str | None = None, extra: str | None = None) -> Compaction | None:
+        """Replace the conversation (all but the system prompt) with a
+        summary the model writes of it; None when there is nothing to
+        compact.  ``prompt`` overrides the default compaction prompt (a
+        ``before_compact`` hook may still replace it); ``extra`` is added to
+        it as the user's instructions (``/compact keep the API design``).
+
+        Blocks until the summary is in.  The store records a ``compaction``
+        entry (the full history stays in the session file, omitted from the
+        context); a provider error or Ctrl-C leaves everything as it was."""
+        from . import compaction as c
+
+        self._cancel_active()
+        msgs = list(self.conversation)
+        body = [m for m in msgs if m.role != "system"]
+        if not body:
+            return None
+        prompt = self.compaction_prompt(prompt or c.DEFAULT_COMPACTION_PROMPT, extra)
+        request = Conversation(
+            [
+                Message("system", (Text(c.SUMMARIZER_SYSTEM),)),
+                c.summary_request(body, prompt, extra),
+            ]
+        )
+        summarizer = Agent(self.config, conversation=request)
+        summarizer._http = self._http_client()  # share the connection pool
+        try:
+            with summarizer.run() as stream:
+                for _ in stream:
+                    pass
+        finally:
+            summarizer._http = None
+        reply = request[-1] if len(request) > 2 else None
+        summary = reply.text.strip() if reply is not None and reply.role == "assistant" else ""
+        if not summary:
+            raise PantoError(
+                f"compaction: {self.config.model_spec} returned no summary; "
+                "the conversation was not changed"
+            )
+        result = c.Compaction(summary, c.context_tokens(body), len(body))
+        append_compaction = getattr(self.store, "append_compaction", None)
+        if append_compaction is not None:
+            append_compaction(summary, None, result.tokens_before)
+        self.conversation.clear()
+        self.conversation.extend([m for m in msgs if m.role == "system"])
+        self.conversation.append(c.compaction_summary_message(summary))
+        return result
 
     def compaction_prompt(self, default: str, extra: str | None = None, **info: Any) -> str:
         """The prompt compaction should use: ``default`` unless a

@@ -93,7 +93,7 @@ def test_interactive_session():
     out = r.stdout
     assert "You said: first" in out and "You said: second" in out
     assert "mock/anthropic" in out and "model: mock/openai" in out
-    assert "conversation cleared" in out and "/compact" not in out
+    assert "conversation cleared" in out and "/compact [INSTRUCTIONS]" in out  # /help
     assert "unknown command /bogus" in out
     assert "in " in out and "out " in out  # usage lines
 

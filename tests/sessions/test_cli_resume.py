@@ -13,7 +13,7 @@ import pytest
 
 
 def panto(
-    *args: str, cwd: Path, data: Path, agent: bool = True
+    *args: str, cwd: Path, data: Path, agent: bool = True, input: str = ""
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(data / "config"))
     env.pop("ANTHROPIC_API_KEY", None)
@@ -23,6 +23,7 @@ def panto(
         + (["--model", "mock/anthropic", "--no-extensions"] if agent else []),
         cwd=cwd,
         env=env,
+        input=input,
         capture_output=True,
         text=True,
         timeout=60,
@@ -116,3 +117,58 @@ def test_clear_starts_a_new_session_and_model_changes_are_recorded(
     kinds = [json.loads(line) for line in first.read_text().splitlines()]
     changes = [(e["provider"], e["model"]) for e in kinds if e.get("type") == "model_change"]
     assert changes[-1][0] == "mock" and changes[-1][1] == "openai"
+
+
+def test_a_start_without_a_prompt_leaves_no_session(dirs: tuple[Path, Path]) -> None:
+    """Quitting before typing anything writes nothing, so --continue goes
+    back to the last real conversation, not to an empty session."""
+    work, data = dirs
+    r = panto(cwd=work, data=data, input="/help\n/model mock/openai\n/exit\n")
+    assert r.returncode == 0, r.stderr
+    assert session_files(data) == []
+    assert panto("-p", "the real one", cwd=work, data=data).returncode == 0
+    [path] = session_files(data)
+    r = panto(cwd=work, data=data, input="")  # start, then Ctrl-D at once
+    assert r.returncode == 0, r.stderr
+    assert session_files(data) == [path]
+    r = panto("-p", "and on", "--continue", cwd=work, data=data)
+    assert r.returncode == 0, r.stderr
+    assert [m["content"][0]["text"] for m in messages(path) if m["role"] == "user"] == [
+        "the real one",
+        "and on",
+    ]
+
+
+def test_compact_command_is_persisted_and_resumed(dirs: tuple[Path, Path]) -> None:
+    work, data = dirs
+    r = panto(cwd=work, data=data, input="hello there\n/compact keep names\nafter it\n/exit\n")
+    assert r.returncode == 0, r.stderr
+    assert "compacted 2 messages" in r.stdout
+    [path] = session_files(data)
+    entries = [json.loads(line) for line in path.read_text().splitlines()][1:]
+    assert [e["type"] for e in entries] == [
+        "model_change",
+        "message",
+        "message",
+        "compaction",
+        "message",
+        "message",
+    ]
+    comp = entries[3]
+    assert comp["summary"] == "Summary: 1 user message(s); the last: hello there"
+    assert comp["first_kept_id"] is None and comp["tokens_before"] > 0
+    assert comp["parent_id"] == entries[2]["id"] and entries[4]["parent_id"] == comp["id"]
+
+    # the resumed context is the summary and what came after it, not the old messages
+    r = panto("-p", "next", "--continue", "--output-format", "json", cwd=work, data=data)
+    assert r.returncode == 0, r.stderr
+    assert "resumed session" in r.stderr and "(3 messages)" in r.stderr
+    assert json.loads(r.stdout)["result"] == "You said: next"
+    from panto.sessions import compaction_summary_message, read_session
+
+    conv = read_session(path).conversation
+    assert conv[0] == compaction_summary_message(comp["summary"])
+    texts = [m.text for m in conv]
+    assert texts[1::2] == ["after it", "next"] and texts[4] == "You said: next"
+    # the mock echoes the whole user turn: the summary was sent in place of the old messages
+    assert texts[2] == "You said: " + conv[0].text + "after it"

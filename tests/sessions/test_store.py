@@ -64,6 +64,40 @@ def test_file_layout_and_header(sessions_dir: Path, workdir: str) -> None:
     assert not Path(str(p) + ".lock").exists()  # released and removed on close
 
 
+def test_a_session_without_a_conversation_leaves_no_file(
+    sessions_dir: Path, workdir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Model changes and system messages wait for the first conversation
+    message, then go in the same single write (one batch)."""
+    store = FSJSONLStore(sessions_dir, workdir)
+    mc = store.append_model_change("mock", "anthropic")
+    [sys_id] = store.append_messages([Message("system", (Text("be brief"),))])
+    assert not store.path.exists()
+    assert store.active_model == ModelRef("mock", "anthropic")
+    pending = store.load_conversation()
+    assert [m.role for m in pending.conversation] == ["system"]
+    assert pending.entry_ids == [sys_id]
+    writes: list[int] = []
+    real_write = os.write
+    monkeypatch.setattr(os, "write", lambda fd, b: writes.append(len(b)) or real_write(fd, b))
+    [uid] = store.append_messages([Message.user("hi")])
+    store.close()
+    assert len(writes) == 1
+    entries = [json.loads(line) for line in file_lines(store.path)][1:]
+    assert [e["id"] for e in entries] == [mc, sys_id, uid]
+    assert [e["parent_id"] for e in entries] == [None, mc, sys_id]
+    assert [e.get("more") for e in entries] == [True, True, None]  # one batch
+    loaded = read_session(store.path)
+    assert [m.role for m in loaded.conversation] == ["system"] and loaded.dangling_user == "hi"
+
+    idle = FSJSONLStore(sessions_dir, workdir)
+    idle.append_model_change("mock", "anthropic")
+    idle.append_messages([Message("system", (Text("be brief"),))])
+    idle.close()
+    assert not idle.path.exists()
+    assert sorted(p.name for p in idle.path.parent.iterdir()) == [store.path.name]
+
+
 def test_default_dir_is_xdg_data_home(isolated_home: Path, workdir: str) -> None:
     with FSJSONLStore(cwd=workdir) as store:
         store.append_messages([Message.user("x")])

@@ -10,7 +10,7 @@ One-shot output formats (``--output-format``):
 
 The interactive mode is a plain prompt with readline history: streamed
 output, thinking dimmed on a terminal, one-line tool summaries, token usage
-after each turn, ``/help /model /clear /tools /extensions /exit`` plus the
+after each turn, ``/help /model /clear /compact /tools /extensions /exit`` plus the
 slash commands Lua extensions register.  Ctrl-C cancels the running turn
 (tools included); Ctrl-C twice or Ctrl-D at an empty prompt exits.
 
@@ -518,6 +518,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "help": ("", "this help"),
     "model": ("[P/MODEL]", "show or switch the model (e.g. /model anthropic/claude-sonnet-4-5)"),
     "clear": ("", "start a new conversation"),
+    "compact": ("[INSTRUCTIONS]", "replace the conversation with a summary (frees context)"),
     "tools": ("", "list the tools the model can call, with their owners"),
     "extensions": ("", "list the Lua extension entries: source, and whether active"),
     "exit": ("", "quit (also Ctrl-D)"),
@@ -527,11 +528,13 @@ HELP_FOOTER = "Ctrl-C cancels a running turn; Ctrl-C twice at an empty prompt ex
 
 
 def help_text(lua_commands: dict[str, str] | None = None) -> str:
-    lines = [f"/{n + (' ' + a if a else ''):<19} {d}" for n, (a, d) in BUILTIN_COMMANDS.items()]
+    usage = {n: n + (" " + a if a else "") for n, (a, _) in BUILTIN_COMMANDS.items()}
+    w = max(map(len, usage.values())) + 1
+    lines = [f"/{usage[n]:<{w}} {d}" for n, (_, d) in BUILTIN_COMMANDS.items()]
     extra = {n: d for n, d in (lua_commands or {}).items() if n not in BUILTIN_COMMANDS}
     if extra:
         lines.append("extension commands:")
-        lines += [f"/{n:<19} {_one_line(d, 56)}" for n, d in sorted(extra.items())]
+        lines += [f"/{n:<{w}} {_one_line(d, 56)}" for n, d in sorted(extra.items())]
     lines.append(HELP_FOOTER)
     return "\n".join(lines)
 
@@ -656,6 +659,8 @@ class Interactive:
             if fresh is not None and old is not None:
                 old.close()
             print(self._dim("conversation cleared" + (" (new session)" if fresh else "")))
+        elif name == "/compact":
+            self.compact(arg or None)
         elif name == "/tools":
             self.list_tools()
         elif name == "/extensions":
@@ -715,6 +720,27 @@ class Interactive:
             return
         if out:
             print(out.rstrip("\n"))
+
+    def compact(self, extra: str | None) -> None:
+        print(self._dim("compacting the conversation…"))
+        try:
+            res = self.agent.compact(extra=extra)
+        except KeyboardInterrupt:
+            print(self._dim("[cancelled] the conversation is unchanged"))
+            return
+        except PantoError as e:
+            msg = f"error: {e}"
+            print(f"{_RED}{msg}{_RESET}" if self.color else msg)
+            return
+        if res is None:
+            print(self._dim("nothing to compact"))
+            return
+        print(
+            self._dim(
+                f"compacted {res.messages_before} messages (~{res.tokens_before:,} tokens) "
+                f"into a summary of {len(res.summary):,} characters"
+            )
+        )
 
     def turn(self, text: str) -> None:
         agent = self.agent

@@ -42,6 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
+from ..compaction import compaction_summary_message
 from ..conversation import (
     Conversation,
     Message,
@@ -83,13 +84,6 @@ FORMAT_VERSION = 1
 Durability = Literal["fsync", "flush", "none"]
 SystemMode = Literal["append", "replace"]
 _DURABILITIES = ("fsync", "flush", "none")
-
-#: What a compaction entry turns into when the context is rebuilt.
-COMPACTION_SUMMARY_PREFIX = (
-    "The conversation before this point was compacted into the following summary "
-    "of the earlier conversation:\n\n<summary>\n"
-)
-COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
 
 
 class SessionWarning(UserWarning):
@@ -152,11 +146,6 @@ class SessionStore(Protocol):
     def close(self) -> None: ...
 
 
-def compaction_summary_message(summary: str) -> Message:
-    """The user message that stands for everything a compaction summarized."""
-    return Message("user", (Text(COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX),))
-
-
 def unanswered_tool_uses(conversation: Conversation) -> list[ToolUse]:
     """Tool calls of the conversation's last assistant message that have no
     result after it (a crash during a tool call).  Providers reject such a
@@ -184,6 +173,11 @@ def _message_payloads(messages: Sequence[Message], system_mode: SystemMode) -> l
             p["system_mode"] = "replace"
         out.append(p)
     return out
+
+
+def _starts_conversation(entry: dict[str, Any]) -> bool:
+    """A message other than a system message."""
+    return entry["type"] == "message" and entry["message"]["role"] != "system"
 
 
 def _is_prompt(msg: Message) -> bool:
@@ -1101,8 +1095,10 @@ class FSJSONLStore:
 
     ``FSJSONLStore(dir, cwd)`` starts a new session under
     ``dir/<cwd-slug>/<utc-time>_<id>.jsonl`` (``dir`` defaults to
-    ``default_sessions_dir()``); the file is written on the first append, so
-    a session nobody typed into leaves no file.  ``FSJSONLStore.open(path)``
+    ``default_sessions_dir()``); the file is written with the first message
+    that is not a system message (model changes and system messages before
+    it wait in memory and go in the same write), so a session nobody typed
+    into leaves no file.  ``FSJSONLStore.open(path)``
     reopens one to continue it.  Both take the session's lock; ``close()``
     (or leaving a ``with`` block) releases it.
 
@@ -1153,6 +1149,7 @@ class FSJSONLStore:
         self._size = 0  # bytes in the file as we last saw it
         self._cache: LoadedSession | None = None
         self._new_dir: Path | None = None
+        self._pending: list[dict[str, Any]] = []  # entries not written yet (see _write)
 
     def _lock_path(self) -> Path:
         return self._path.with_name(self._path.name + ".lock")
@@ -1272,11 +1269,21 @@ class FSJSONLStore:
             if self._closed:
                 raise SessionError(f"session {self._path}: store is closed")
             entries = self._b.entries(payloads)
-            last = len(entries) - 1
-            lines = [
-                _dump_line({**e, "more": True} if i < last else e) for i, e in enumerate(entries)
-            ]
+            ids = [e["id"] for e in entries]
             new_file = self._header is not None
+            if new_file and not any(_starts_conversation(e) for e in entries):
+                # A new session's file starts with its conversation: model
+                # changes and system messages before that wait, and go in the
+                # same write (a start nobody typed into leaves no file).
+                self._pending += entries
+                self._b.leaf = ids[-1]
+                self._cache = None
+                return ids
+            batch = self._pending + entries
+            last = len(batch) - 1
+            lines = [
+                _dump_line({**e, "more": True} if i < last else e) for i, e in enumerate(batch)
+            ]
             try:
                 fd = self._open_fd()
                 if self._size != 0:
@@ -1302,13 +1309,14 @@ class FSJSONLStore:
                 self._b.ids.difference_update(e["id"] for e in entries)
                 raise
             self._size = self._good_size = start + len(buf)
+            self._pending = []
             self._cache = None
             if new_file:
                 self._header = None
                 if self._durability == "fsync" and self._new_dir is not None:
                     _fsync_dir(self._new_dir)
-            self._b.leaf = entries[-1]["id"]
-            return [e["id"] for e in entries]
+            self._b.leaf = ids[-1]
+            return ids
 
     def append_messages(
         self, messages: Sequence[Message], *, system_mode: SystemMode = "append"
@@ -1338,7 +1346,8 @@ class FSJSONLStore:
         if self._cache is not None:
             return self._cache
         if self._size == 0 and not self._path.exists():
-            return LoadedSession(Conversation())
+            where = str(self._path)
+            return _build_context(_entries_of(self._pending, where), where)
         with _gc_paused():
             return _load(self._path)
 

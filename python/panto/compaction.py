@@ -1,0 +1,128 @@
+"""Compaction: replace a long conversation with a summary of it.
+
+``Agent.compact`` sends the conversation to the model as a plain-text
+transcript (not as the conversation itself: no tools need to be offered, so
+the model cannot start calling them, and a provider that refuses tool blocks
+without tool definitions is no problem) followed by the compaction prompt,
+and keeps the reply as the summary.  The session records a ``compaction``
+entry; the full history stays in the file, only omitted from the context.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .conversation import Message, RedactedThinking, Text, Thinking, ToolResultBlock, ToolUse
+
+__all__ = [
+    "DEFAULT_COMPACTION_PROMPT",
+    "Compaction",
+    "compaction_summary_message",
+    "transcript",
+]
+
+#: What the model is asked for, unless a ``before_compact`` hook or the caller
+#: supplies another prompt.
+DEFAULT_COMPACTION_PROMPT = (
+    "Summarize the conversation above. The summary replaces it: the work must be able to "
+    "continue from the summary alone. Include, concretely (names, paths, numbers):\n"
+    "- the user's requests and goals, in order, and any constraints they stated;\n"
+    "- decisions made, and why;\n"
+    "- files read, created or changed, with what changed;\n"
+    "- commands run and what they showed; errors met and how they were resolved;\n"
+    "- the current state, and what remains to be done, with the next step.\n"
+    "Write only the summary."
+)
+
+#: The system prompt of the summarizing request.
+SUMMARIZER_SYSTEM = (
+    "You summarize conversations between a user and a coding agent so the agent can "
+    "continue the work from the summary."
+)
+
+#: What a compaction entry turns into when the context is rebuilt.
+COMPACTION_SUMMARY_PREFIX = (
+    "The conversation before this point was compacted into the following summary "
+    "of the earlier conversation:\n\n<summary>\n"
+)
+COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
+
+
+def compaction_summary_message(summary: str) -> Message:
+    """The user message that stands for everything a compaction summarized
+    (in the live conversation and when a session is loaded)."""
+    return Message("user", (Text(COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX),))
+
+
+#: A tool result longer than this is cut in the transcript (head and tail kept).
+MAX_TOOL_RESULT_CHARS = 4000
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """What ``Agent.compact`` did."""
+
+    summary: str
+    #: the context's size before, in tokens: the last reply's usage, or an
+    #: estimate (characters / 4) when no reply reported usage
+    tokens_before: int
+    #: how many messages (not counting the system prompt) the summary replaced
+    messages_before: int
+
+
+def _clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters omitted ...]\n{text[-half:]}"
+
+
+def transcript(messages: Iterable[Message]) -> str:
+    """The conversation as text for the summarizer: roles as headings, tool
+    calls as ``name(input JSON)``, long tool results clipped, thinking left
+    out (it is the model's scratch work, and its signatures mean nothing
+    in another request)."""
+    names: dict[str, str] = {}
+    parts: list[str] = []
+    for m in messages:
+        lines: list[str] = []
+        for b in m.content:
+            if isinstance(b, Text):
+                lines.append(b.text)
+            elif isinstance(b, ToolUse):
+                names[b.id] = b.name
+                lines.append(f"[tool call] {b.name}({json.dumps(b.input, ensure_ascii=False)})")
+            elif isinstance(b, ToolResultBlock):
+                label = names.get(b.tool_use_id, b.tool_use_id)
+                status = " (error)" if b.is_error else ""
+                lines.append(
+                    f"[tool result{status}] {label}:\n{_clip(b.content, MAX_TOOL_RESULT_CHARS)}"
+                )
+            elif isinstance(b, (Thinking, RedactedThinking)):
+                continue
+        if lines:
+            parts.append(f"## {m.role}\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def summary_request(messages: Iterable[Message], prompt: str, extra: str | None) -> Message:
+    """The user message of the summarizing request."""
+    text = f"<conversation>\n{transcript(messages)}\n</conversation>\n\n{prompt}"
+    if extra:
+        text += f"\n\nAdditional instructions from the user:\n{extra}"
+    return Message.user(text)
+
+
+def context_tokens(messages: Iterable[Message]) -> int:
+    """The context's size in tokens: the last reply's prompt plus its
+    output, as the provider reported them; else characters / 4."""
+    msgs = list(messages)
+    for m in reversed(msgs):
+        if m.role == "assistant" and m.usage is not None:
+            u = m.usage
+            total = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens
+            if total:
+                return total
+    return len(transcript(msgs)) // 4
