@@ -172,3 +172,19 @@ def test_compact_command_is_persisted_and_resumed(dirs: tuple[Path, Path]) -> No
     assert texts[1::2] == ["after it", "next"] and texts[4] == "You said: next"
     # the mock echoes the whole user turn: the summary was sent in place of the old messages
     assert texts[2] == "You said: " + conv[0].text + "after it"
+
+
+def test_sessions_command_lists_this_directory(dirs: tuple[Path, Path]) -> None:
+    work, data = dirs
+    assert panto("-p", "an older one", cwd=work, data=data).returncode == 0
+    r = panto(cwd=work, data=data, input="/sessions\nnew prompt\n/sessions\n/exit\n")
+    assert r.returncode == 0, r.stderr
+    # stdout: listing 1, "this session: ...", the turn, listing 2, "this session: ..."
+    listing1, status1_and_listing2, status2 = r.stdout.split("this session: ")
+    status1, listing2 = status1_and_listing2.split("\n", 1)
+    assert "an older one" in listing1 and "new prompt" not in listing1
+    assert "saved from its first prompt on" in status1
+    assert "an older one" in listing2 and "new prompt" in listing2
+    [new] = [p for p in session_files(data) if "new prompt" in p.read_text()]
+    assert "panto --resume" in status2
+    assert new.name.split("_")[1].startswith(status2[:8])

@@ -10,8 +10,8 @@ One-shot output formats (``--output-format``):
 
 The interactive mode is a plain prompt with readline history: streamed
 output, thinking dimmed on a terminal, one-line tool summaries, token usage
-after each turn, ``/help /model /clear /compact /tools /extensions /exit`` plus the
-slash commands Lua extensions register.  Ctrl-C cancels the running turn
+after each turn, ``/help /model /clear /compact /sessions /tools /extensions
+/exit``, plus the slash commands Lua extensions register.  Ctrl-C cancels the running turn
 (tools included); Ctrl-C twice or Ctrl-D at an empty prompt exits.
 
 Both modes load the Lua runtime (``panto.lua``) as the ``panto-lua`` tool
@@ -519,6 +519,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "model": ("[P/MODEL]", "show or switch the model (e.g. /model anthropic/claude-sonnet-4-5)"),
     "clear": ("", "start a new conversation"),
     "compact": ("[INSTRUCTIONS]", "replace the conversation with a summary (frees context)"),
+    "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
     "tools": ("", "list the tools the model can call, with their owners"),
     "extensions": ("", "list the Lua extension entries: source, and whether active"),
     "exit": ("", "quit (also Ctrl-D)"),
@@ -661,6 +662,8 @@ class Interactive:
             print(self._dim("conversation cleared" + (" (new session)" if fresh else "")))
         elif name == "/compact":
             self.compact(arg or None)
+        elif name == "/sessions":
+            self.list_sessions()
         elif name == "/tools":
             self.list_tools()
         elif name == "/extensions":
@@ -720,6 +723,23 @@ class Interactive:
             return
         if out:
             print(out.rstrip("\n"))
+
+    def list_sessions(self) -> None:
+        from ..sessions import FSJSONLStore, list_sessions
+        from .sessions import format_sessions
+
+        infos = list_sessions(dir=self.agent.config.session_dir, cwd=os.getcwd())[:20]
+        for line in format_sessions(infos) if infos else ["no saved sessions in this directory"]:
+            print(line)
+        store = self.agent.store
+        if isinstance(store, FSJSONLStore):
+            sid = store.session_id[:8]
+            if store.path.exists():
+                print(self._dim(f"this session: {sid} (resume it later: panto --resume {sid})"))
+            else:
+                print(self._dim(f"this session: {sid} (saved from its first prompt on)"))
+        else:
+            print(self._dim("this session is not saved (--no-session)"))
 
     def compact(self, extra: str | None) -> None:
         print(self._dim("compacting the conversation…"))
