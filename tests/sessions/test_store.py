@@ -700,6 +700,14 @@ def test_fast_converter_agrees_with_from_dict() -> None:
     for bad in ({"role": "user", "content": [{"type": "nope"}]}, {"content": []}):
         with pytest.raises((KeyError, ValueError)):
             _message_from_dict(bad)
+    # repeated strings are shared between messages, and only strings: 1 == True
+    for value in ("anthropic", 1, True, 1.0):
+        d = {"role": "assistant", "content": [], "provider": value, "model": value}
+        m, ref = _message_from_dict(d), Message.from_dict(d)
+        assert (type(m.provider), type(m.model)) == (type(ref.provider), type(ref.model))
+    d1, d2 = ({"role": "user", "content": [], "model": "".join(["claude", "-x"])} for _ in "ab")
+    assert d1["model"] is not d2["model"]
+    assert _message_from_dict(d1).model is _message_from_dict(d2).model
 
 
 def test_odd_but_valid_lines_take_the_slow_path(sessions_dir: Path, workdir: str) -> None:

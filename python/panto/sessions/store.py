@@ -657,6 +657,8 @@ def _make_fast_converter() -> Callable[[dict[str, Any]], Message] | None:
     def convert(d: dict[str, Any]) -> Message:
         o = new(Message)
         r = d["role"]
+        if type(r) is not str:  # (only strings go into the shared pool: 1 == True)
+            raise TypeError
         m_role(o, shared(r, r))
         c = d["content"]
         if len(c) == 1:  # most messages: skip the comprehension's frame
@@ -692,12 +694,22 @@ def _make_fast_converter() -> Callable[[dict[str, Any]], Message] | None:
             u_reas(uo, reas)
             m_usage(o, uo)
         g = d.get
-        r = g("stop_reason")
-        m_stop(o, shared(r, r))
-        r = g("provider")
-        m_prov(o, shared(r, r))
-        r = g("model")
-        m_model(o, shared(r, r))
+        stop, prov, model = g("stop_reason"), g("provider"), g("model")
+        if stop is not None:
+            if type(stop) is not str:
+                raise TypeError
+            stop = shared(stop, stop)
+        if prov is not None:
+            if type(prov) is not str:
+                raise TypeError
+            prov = shared(prov, prov)
+        if model is not None:
+            if type(model) is not str:
+                raise TypeError
+            model = shared(model, model)
+        m_stop(o, stop)
+        m_prov(o, prov)
+        m_model(o, model)
         m_err(o, d.get("error"))
         return o
 
