@@ -743,3 +743,26 @@ def test_branched_file_loads_the_last_leaf(sessions_dir: Path, workdir: str) -> 
     loaded = read_session(p)
     assert [m.text for m in loaded.conversation] == ["q0", "a0", "other branch", "b"]
     assert loaded.entry_ids[-2:] == ["f0f0f0f0", "f1f1f1f1"]
+
+
+def test_loaded_messages_skip_the_young_gc_generations(sessions_dir: Path, workdir: str) -> None:
+    """A loaded session is long-lived: its objects go straight to the oldest
+    generation (no young collection walks them), the GC is left enabled,
+    and objects the host froze stay frozen."""
+    import gc
+
+    p = _make_session(sessions_dir, workdir, 300)
+    loaded = read_session(p)
+    assert gc.isenabled()
+    oldest = {id(o) for o in gc.get_objects(2)}
+    assert all(id(m) in oldest for m in loaded.conversation)
+    assert not any(id(m) in oldest for m in gc.get_objects(0))
+
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        again = read_session(p)
+        assert gc.get_freeze_count() == frozen  # not unfrozen by the load
+        assert again.conversation == loaded.conversation
+    finally:
+        gc.unfreeze()
