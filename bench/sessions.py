@@ -7,7 +7,9 @@
    tool results of a few hundred bytes), loaded by ``read_session`` (parse,
    validate, walk the parent chain, build ``Message`` objects) against a bare
    ``json.loads`` loop over the lines of the same file.  Target: ratio <= 2.
-2. Append: the median latency of appending one message with
+2. Listing: ``list_sessions`` (``panto sessions``, the ``--resume`` picker)
+   over the same file, against the same bare loop.
+3. Append: the median latency of appending one message with
    ``durability="fsync"`` (one write + fdatasync), next to "flush" and
    "none", on the file system of ``--dir`` (default: a temp dir).
 
@@ -32,7 +34,7 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 
 from panto.conversation import Message, Text, Thinking, ToolResultBlock, ToolUse, Usage
-from panto.sessions import FSJSONLStore, read_session
+from panto.sessions import FSJSONLStore, list_sessions, read_session
 
 WORDS = (
     "the a file test parser error fix function return value line module class "
@@ -158,6 +160,13 @@ def main() -> int:
         print(
             f"load {lines - 1:,} entries ({size / 1e6:.1f} MB): read_session {ours * 1e3:.0f} ms, "
             f"bare json.loads loop {base * 1e3:.0f} ms: ratio {ratio:.2f} (target <= 2)"
+        )
+        listing, base2, ratio2 = timed_pair(
+            lambda: list_sessions(root), lambda: bare_loop(path), args.runs
+        )
+        print(
+            f"list_sessions (panto sessions) over it: {listing * 1e3:.0f} ms, "
+            f"ratio {ratio2:.2f} to the bare loop"
         )
         for durability in ("fsync", "flush", "none"):
             med = bench_append(root, durability, args.appends)

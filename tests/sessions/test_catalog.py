@@ -59,6 +59,31 @@ def test_list_sessions(sessions_dir: Path, tmp_path: Path) -> None:
     assert list_sessions(sessions_dir, cwd=str(tmp_path / "c")) == []
 
 
+def test_listing_reads_files_written_by_others_and_damaged_ones(
+    sessions_dir: Path, tmp_path: Path
+) -> None:
+    """The listing tells panto's lines apart by their first bytes; lines
+    formatted otherwise (spaces, another key order), other entry types, a
+    message that only mentions "provider", and a torn tail all count right."""
+    import json
+
+    cwd = str(tmp_path / "w")
+    path = make(sessions_dir, cwd, ["first", "second"])
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    header, body = entries[0], entries[1:]
+    body.insert(0, {"type": "model_change", "id": "m0", "provider": "x", "model": "old"})
+    body.append({"type": "compaction", "id": "c1", "summary": "s", "first_kept_id": None})
+    mention = {"role": "user", "content": [{"type": "text", "text": 'say "provider": hi'}]}
+    body.append({"message": mention, "id": "u9", "type": "message"})  # keys in another order
+    lines = [json.dumps(header)] + [json.dumps(e) for e in body[:3]]  # with spaces
+    lines += [json.dumps(e, separators=(",", ":")) for e in body[3:]]
+    path.write_text("\n".join(lines) + '\n{"type":"message","id":"torn')
+    [info] = list_sessions(sessions_dir, cwd=cwd)
+    assert info.message_count == 5  # 4 written by make, the mention; not the torn tail
+    assert info.first_prompt == "first"
+    assert info.model == ModelRef("anthropic", "claude-x")  # the last message naming one
+
+
 def test_list_skips_unreadable_files(
     sessions_dir: Path, workdir: str, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -1440,7 +1440,16 @@ class SessionInfo:
     model: ModelRef | None
 
 
+_MESSAGE_LINE = b'{"type":"message",'
+_MODEL_CHANGE_LINE = b'{"type":"model_change",'
+_OTHER_LINE = b'{"type":"'
+
+
 def _info(path: Path) -> SessionInfo | None:
+    """A session's summary for listings, cheaply: lines as panto writes them
+    are told apart by their first bytes, and JSON is parsed only for the
+    first prompt and the last line that names a model (a listing of a
+    100,000-entry session reads it once, with no json.loads per line)."""
     try:
         st = path.stat()
         with open(path, "rb") as f:
@@ -1449,27 +1458,38 @@ def _info(path: Path) -> SessionInfo | None:
             _check_header(header, str(path))
             count = 0
             first_prompt = ""
-            model: ModelRef | None = None
+            want_prompt = True
+            model_lines: list[bytes] = []  # the last few lines that may name a model
             for raw in f:
-                if b'"message"' not in raw and b'"model_change"' not in raw:
+                if not raw.endswith(b"\n"):
+                    break  # a torn tail; load reports it
+                if raw.startswith(_MESSAGE_LINE):
+                    kind = "message"
+                elif raw.startswith(_MODEL_CHANGE_LINE):
+                    kind = "model_change"
+                elif raw.startswith(_OTHER_LINE) or not raw.strip():
                     continue
-                try:
-                    e = json.loads(raw)
-                except ValueError:
-                    continue  # a torn tail; load reports it
-                t = e.get("type")
-                if t == "message":
-                    m = e.get("message") or {}
+                else:  # written by something else: parse it
+                    try:
+                        kind = json.loads(raw).get("type")
+                    except (ValueError, AttributeError):
+                        continue  # load reports it
+                    if kind not in ("message", "model_change"):
+                        continue
+                if kind == "message":
                     count += 1
-                    role = m.get("role")
-                    if not first_prompt and role == "user":
-                        msg = Message.from_dict(m)
-                        if _is_prompt(msg):
-                            first_prompt = msg.text
-                    if m.get("provider") and m.get("model"):
-                        model = ModelRef(m["provider"], m["model"])
-                elif t == "model_change":
-                    model = ModelRef(e.get("provider", ""), e.get("model", ""))
+                    if want_prompt:  # (usually the first message or the one after)
+                        m = json.loads(raw).get("message") or {}
+                        if m.get("role") == "user":
+                            msg = Message.from_dict(m)
+                            if _is_prompt(msg):
+                                first_prompt, want_prompt = msg.text, False
+                    if b'"provider"' not in raw:
+                        continue
+                model_lines.append(raw)
+                if len(model_lines) > 8:
+                    del model_lines[:-4]
+            model = _model_of_lines(model_lines)
     except (OSError, ValueError, KeyError, TypeError, SessionError) as exc:
         log.warning("skipping session file %s: %s", path, exc)
         return None
@@ -1483,6 +1503,22 @@ def _info(path: Path) -> SessionInfo | None:
         first_prompt=first_prompt,
         model=model,
     )
+
+
+def _model_of_lines(lines: list[bytes]) -> ModelRef | None:
+    """The model the last of ``lines`` names (a model_change, or a message
+    with provider and model)."""
+    for raw in reversed(lines):
+        try:
+            e = json.loads(raw)
+        except ValueError:
+            continue
+        if e.get("type") == "model_change":
+            return ModelRef(str(e.get("provider", "")), str(e.get("model", "")))
+        m = e.get("message") or {}
+        if m.get("provider") and m.get("model"):
+            return ModelRef(m["provider"], m["model"])
+    return None
 
 
 def _session_files(root: Path, cwd: str | None) -> list[Path]:
