@@ -56,6 +56,24 @@ def test_decoder_does_not_import_httpx_or_lupa():
     assert "httpx" not in mods and "lupa" not in mods and "asyncio" not in mods
 
 
+def test_the_sync_agent_path_does_not_import_asyncio():
+    """asyncio costs ~45 ms to import; only run_async (and the Lua runtime's
+    loop thread) need it."""
+    mods = loaded_after("import panto.agent, panto.stream, panto.cli.chat")
+    assert "asyncio" not in mods and "email.utils" not in mods
+    mods = loaded_after(
+        "import panto\n"
+        "from panto.agent import Agent\n"
+        "from panto.config import Config\n"
+        "a = Agent(Config(provider='mock', model='anthropic'))\n"
+        "a.submit_user_message('hi')\n"
+        "with a.run() as s:\n"
+        "    text = [e for e in s]\n"
+        "a.close()"
+    )
+    assert "httpx" in mods and "asyncio" not in mods
+
+
 def test_lazy_attributes():
     assert panto.StreamDecoder is panto.decoder.StreamDecoder
     assert panto.TruncatedStream.__mro__[1] is panto.DecodeError

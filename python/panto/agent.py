@@ -22,7 +22,6 @@ object; the agent itself knows nothing about Lua.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import threading
@@ -560,6 +559,8 @@ class Agent:
         return client
 
     def _async_http_client(self) -> httpx.AsyncClient:
+        import asyncio
+
         loop = asyncio.get_running_loop()
         client = self._ahttp.get(id(loop))
         if client is None or client.is_closed:

@@ -31,11 +31,11 @@ cancel.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import itertools
 import queue
+import sys
 import threading
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
@@ -58,6 +58,8 @@ from .providers.base import PreparedRequest, backoff_delay, logger, redact, reda
 from .tools import Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .agent import Agent, _HookChain
     from .providers import Provider
 
@@ -445,9 +447,10 @@ class _TurnBase:
         """Record why the turn stopped (before the final event)."""
         if self._final is not None:
             return
-        if exc is None or isinstance(
-            exc, (_Cancelled, GeneratorExit, KeyboardInterrupt, asyncio.CancelledError)
-        ):
+        if exc is None or isinstance(exc, (_Cancelled, GeneratorExit, KeyboardInterrupt)):
+            self._end_cancelled = True
+        elif "asyncio" in sys.modules and isinstance(exc, sys.modules["asyncio"].CancelledError):
+            # (asyncio is imported lazily: without it, no task was cancelled)
             self._end_cancelled = True
         elif self._end_error is None:
             self._end_error = str(exc) or type(exc).__name__
@@ -769,6 +772,8 @@ class AsyncStream(_TurnBase):
             loop.call_soon_threadsafe(q.put_nowait, None)
 
     async def _run(self) -> AsyncGenerator[Event, None]:
+        import asyncio
+
         try:
             self._setup()
             self._loop = asyncio.get_running_loop()
@@ -910,6 +915,8 @@ class AsyncStream(_TurnBase):
                 pass
 
     async def _tools(self, d: _Dispatch) -> AsyncIterator[Event]:
+        import asyncio
+
         self._dispatch = d
         for c in d.calls:
             yield ToolCallStart(c)

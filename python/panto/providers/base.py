@@ -8,7 +8,6 @@ are wire-independent and live in ``panto.stream``.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import logging
 import random
@@ -108,6 +107,8 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     except ValueError:
         pass
     try:
+        import email.utils  # (a rare path: not imported at start-up)
+
         when = email.utils.parsedate_to_datetime(raw)
     except (TypeError, ValueError):
         return None
