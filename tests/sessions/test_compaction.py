@@ -230,3 +230,37 @@ def test_transcript_clips_long_tool_results_and_marks_errors() -> None:
     assert f"[... {MAX_TOOL_RESULT_CHARS * 2} characters omitted ...]" in out
     assert len(out) < MAX_TOOL_RESULT_CHARS + 200
     assert "[tool result] unknown-id:\nshort" in out
+
+
+def test_ctrl_c_during_compaction_changes_nothing(sessions_dir: Path, workdir: str) -> None:
+    import signal
+    import threading
+    import time
+
+    stalled = Reply([Text("a summary that never finishes")], stall_after=2, stall=20)
+    with ScriptedServer([Reply([Text("hi")]), stalled]) as server:
+        store = FSJSONLStore(sessions_dir, workdir)
+        agent = Agent(_config("anthropic", server.url), store=store)
+        agent.submit_user_message("hello")
+        _drain(agent)
+        before, on_disk = list(agent.conversation), store.path.read_bytes()
+        # a real SIGINT to the main thread, as Ctrl-C sends (it interrupts the
+        # blocked read; interrupt_main would wait for the next bytecode).  The
+        # handler is Python's own: a backgrounded test run ignores SIGINT.
+        main = threading.main_thread().ident
+        assert main is not None
+        timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        t0 = time.perf_counter()
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                agent.compact()
+        finally:
+            timer.cancel()
+            signal.signal(signal.SIGINT, previous)
+        assert time.perf_counter() - t0 < 5
+        assert list(agent.conversation) == before
+        assert store.path.read_bytes() == on_disk
+        agent.close()
+        store.close()
