@@ -3,7 +3,9 @@ the package on sys.path)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import Any
 
 from panto.conversation import (
     Message,
@@ -101,3 +103,26 @@ def only_file(d: Path) -> Path:
 
 def file_lines(p: Path) -> list[str]:
     return p.read_text().splitlines()
+
+
+def drain(agent: Any) -> None:
+    """Run one turn of ``agent`` to its end."""
+    with agent.run() as stream:
+        for _ in stream:
+            pass
+
+
+def copy_session(path: Path, folder: Path) -> Path:
+    """A copy of a session file as it is now (for a later "process" to resume)."""
+    folder.mkdir()
+    return Path(shutil.copy(path, folder / path.name))
+
+
+def last_request_of_turn(agent: Any, store: Any, server: Any, prompt: str) -> Any:
+    """Submit ``prompt``, run the turn, close ``agent`` and ``store``; the
+    request the turn sent last."""
+    agent.submit_user_message(prompt)
+    drain(agent)
+    agent.close()
+    store.close()
+    return server.requests[-1]

@@ -5,12 +5,12 @@ request), the before_compact hook, and failure leaving everything as it was."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sessions_helpers import copy_session, drain, last_request_of_turn
 
 from panto.agent import Agent, AgentHooks
 from panto.compaction import (
@@ -51,12 +51,6 @@ def _tool() -> FunctionTool:
     return FunctionTool("add", "Add two numbers", lambda i: str(i["a"] + i["b"]), schema)
 
 
-def _drain(agent: Agent) -> None:
-    with agent.run() as stream:
-        for _ in stream:
-            pass
-
-
 def _turn() -> list[Reply]:
     return [
         Reply(
@@ -93,7 +87,7 @@ def test_compact_summarizes_persists_and_resumes_identically(
         agent = Agent(_config(wire, server.url), store=store)
         agent.register_tool(_tool())
         agent.submit_user_message("what is 2 + 3?")
-        _drain(agent)
+        drain(agent)
         before = list(agent.conversation)
         result = agent.compact(extra="keep the numbers")
         assert result is not None
@@ -127,15 +121,8 @@ def test_compact_summarizes_persists_and_resumes_identically(
         loaded = read_session(store.path)
         assert loaded.conversation == agent.conversation
         assert loaded.entry_ids[1] is None
-        saved = tmp_path / "copy" / store.path.name
-        saved.parent.mkdir()
-        shutil.copy(store.path, saved)
-
-        agent.submit_user_message("and now?")
-        _drain(agent)
-        original = server.requests[-1]
-        agent.close()
-        store.close()
+        saved = copy_session(store.path, tmp_path / "copy")
+        original = last_request_of_turn(agent, store, server, "and now?")
 
     with ScriptedServer([Reply([Text("next answer")])]) as server2:
         store2 = FSJSONLStore.open(saved)
@@ -145,11 +132,8 @@ def test_compact_summarizes_persists_and_resumes_identically(
             conversation=store2.load_conversation().conversation,
         )
         agent2.register_tool(_tool())
-        agent2.submit_user_message("and now?")
-        _drain(agent2)
-        agent2.close()
-        store2.close()
-        assert server2.requests[-1].body == original.body
+        resumed = last_request_of_turn(agent2, store2, server2, "and now?")
+    assert resumed.body == original.body
     assert b"what is 2 + 3" not in original.body  # the summary replaced it
     assert SUMMARY.encode() in original.body
 
@@ -169,7 +153,7 @@ def test_before_compact_hook_supplies_the_prompt(sessions_dir: Path, workdir: st
         hook = _PromptHook()
         agent.add_hooks(hook)
         agent.submit_user_message("hello")
-        _drain(agent)
+        drain(agent)
         res = agent.compact(prompt="caller prompt", extra="x")
         agent.close()
     assert res is not None and res.summary == "one line"
@@ -194,7 +178,7 @@ def test_a_failed_compaction_changes_nothing(
         store = FSJSONLStore(sessions_dir, workdir)
         agent = Agent(_config("anthropic", server.url), store=store)
         agent.submit_user_message("hello")
-        _drain(agent)
+        drain(agent)
         before = list(agent.conversation)
         on_disk = store.path.read_bytes()
         with pytest.raises(PantoError) as info:
@@ -242,7 +226,7 @@ def test_ctrl_c_during_compaction_changes_nothing(sessions_dir: Path, workdir: s
         store = FSJSONLStore(sessions_dir, workdir)
         agent = Agent(_config("anthropic", server.url), store=store)
         agent.submit_user_message("hello")
-        _drain(agent)
+        drain(agent)
         before, on_disk = list(agent.conversation), store.path.read_bytes()
         # a real SIGINT to the main thread, as Ctrl-C sends (it interrupts the
         # blocked read; interrupt_main would wait for the next bytecode).  The

@@ -4,13 +4,18 @@ server; the resumed conversation produces a byte-identical next request."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sessions_helpers import conversation_rounds, flat
+from sessions_helpers import (
+    conversation_rounds,
+    copy_session,
+    drain,
+    flat,
+    last_request_of_turn,
+)
 
 from panto.conversation import Conversation, Text, Thinking, ToolUse
 from panto.sessions import FSJSONLStore, read_session
@@ -38,12 +43,6 @@ def _need_agent() -> tuple[Any, Any, Any, Any]:
     from panto.config import Config
 
     return Agent, Config, Reply, ScriptedServer
-
-
-def _drain(agent: Any) -> None:
-    with agent.run() as stream:
-        for _ in stream:
-            pass
 
 
 def _add(inp: dict[str, Any]) -> str:
@@ -101,18 +100,12 @@ def test_resumed_conversation_sends_a_byte_identical_request(
         agent = agent_cls(_config(config_cls, wire, server.url), store=store)
         agent.register_tool(tool)
         agent.submit_user_message("what is 2 + 3, and 10 - 4?")
-        _drain(agent)
+        drain(agent)
         after_turn1 = Conversation(agent.conversation)
         # everything the turn produced is on disk, in order
         assert read_session(store.path).conversation == after_turn1
-        saved = tmp_path / "copy" / store.path.name
-        saved.parent.mkdir()
-        shutil.copy(store.path, saved)
-        agent.submit_user_message("and now?")
-        _drain(agent)
-        original = server.requests[-1]
-        agent.close()
-        store.close()
+        saved = copy_session(store.path, tmp_path / "copy")
+        original = last_request_of_turn(agent, store, server, "and now?")
     assert len(server.requests) == 3
 
     # a new process resumes the copy taken after turn 1
@@ -127,11 +120,7 @@ def test_resumed_conversation_sends_a_byte_identical_request(
             conversation=loaded.conversation,
         )
         agent2.register_tool(tool)
-        agent2.submit_user_message("and now?")
-        _drain(agent2)
-        resumed = server2.requests[-1]
-        agent2.close()
-        store2.close()
+        resumed = last_request_of_turn(agent2, store2, server2, "and now?")
     assert resumed.body == original.body
     assert resumed.path == original.path
     assert read_session(saved).conversation == read_session(store.path).conversation
