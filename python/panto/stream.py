@@ -68,6 +68,13 @@ __all__ = ["AsyncStream", "Stream"]
 CANCELLED = "cancelled"
 
 
+def _aio() -> tuple[type[BaseException], ...]:
+    """asyncio.CancelledError, if asyncio is loaded (it is imported lazily:
+    without it, no task can have been cancelled)."""
+    aio = sys.modules.get("asyncio")
+    return (aio.CancelledError,) if aio is not None else ()
+
+
 class _Cancelled(Exception):
     """Internal: the stream was closed from another thread or task."""
 
@@ -447,10 +454,7 @@ class _TurnBase:
         """Record why the turn stopped (before the final event)."""
         if self._final is not None:
             return
-        if exc is None or isinstance(exc, (_Cancelled, GeneratorExit, KeyboardInterrupt)):
-            self._end_cancelled = True
-        elif "asyncio" in sys.modules and isinstance(exc, sys.modules["asyncio"].CancelledError):
-            # (asyncio is imported lazily: without it, no task was cancelled)
+        if exc is None or isinstance(exc, (_Cancelled, GeneratorExit, KeyboardInterrupt, *_aio())):
             self._end_cancelled = True
         elif self._end_error is None:
             self._end_error = str(exc) or type(exc).__name__

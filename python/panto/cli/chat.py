@@ -11,8 +11,8 @@ One-shot output formats (``--output-format``):
 The interactive mode is a plain prompt with readline history: streamed
 output, thinking dimmed on a terminal, one-line tool summaries, token usage
 after each turn, ``/help /model /clear /compact /sessions /tools /extensions
-/exit``, plus the slash commands Lua extensions register.  Ctrl-C cancels the running turn
-(tools included); Ctrl-C twice or Ctrl-D at an empty prompt exits.
+/exit``, plus the slash commands Lua extensions register.  Ctrl-C cancels the
+running turn (tools included); Ctrl-C twice or Ctrl-D at an empty prompt exits.
 
 Both modes load the Lua runtime (``panto.lua``) as the ``panto-lua`` tool
 source and hooks, unless lupa is missing (one warning, then no Lua tools):
@@ -590,6 +590,10 @@ class Interactive:
     def _dim(self, s: str) -> str:
         return f"{_DIM}{s}{_RESET}" if self.color else s
 
+    def _error(self, e: BaseException) -> None:
+        msg = f"error: {e}"
+        print(f"{_RED}{msg}{_RESET}" if self.color else msg)
+
     def loop(self) -> int:
         from .. import __version__
 
@@ -749,8 +753,7 @@ class Interactive:
             print(self._dim("[cancelled] the conversation is unchanged"))
             return
         except PantoError as e:
-            msg = f"error: {e}"
-            print(f"{_RED}{msg}{_RESET}" if self.color else msg)
+            self._error(e)
             return
         if res is None:
             print(self._dim("nothing to compact"))
@@ -779,8 +782,7 @@ class Interactive:
             return
         except PantoError as e:
             r.newline()
-            msg = f"error: {e}"
-            print(f"{_RED}{msg}{_RESET}" if self.color else msg)
+            self._error(e)
             return
         r.newline()
         print(self._dim(usage_line(stream.usage, time.perf_counter() - started)))

@@ -871,9 +871,7 @@ def _parse_chunk(
 
 def _parse_text(p: _Parsed, text: str, offset: int, lines: int, final: bool, where: str) -> bool:
     pos = 0
-    if p.header is None:
-        if offset:  # only a torn header came before
-            return False
+    if p.header is None:  # the first chunk (a torn header ends the parse)
         pos = text.index("\n") + 1
         try:
             header = _loads(text[: pos - 1])
@@ -1479,7 +1477,10 @@ def _info(path: Path) -> SessionInfo | None:
                 if kind == "message":
                     count += 1
                     if want_prompt:  # (usually the first message or the one after)
-                        m = json.loads(raw).get("message") or {}
+                        try:
+                            m = json.loads(raw).get("message") or {}
+                        except ValueError:
+                            continue  # a corrupt line; load reports it
                         if m.get("role") == "user":
                             msg = Message.from_dict(m)
                             if _is_prompt(msg):
