@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from .config import Config
 from .conversation import Conversation, Message, Text, ToolResultBlock
 from .errors import PantoError, ToolError
+from .hooks import AgentHooks, ToolCallDecision
 from .stream import CANCELLED, AsyncStream, Stream
 from .tools import Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
 
@@ -43,16 +44,6 @@ __all__ = ["Agent", "AgentHooks", "MessageStore", "ToolCallDecision"]
 
 log = logging.getLogger("panto.agent")
 
-#: The hook events, in the order a session meets them.
-HOOK_EVENTS = (
-    "session_start",
-    "user_message",
-    "before_tool_call",
-    "after_tool_call",
-    "turn_end",
-    "before_compact",
-)
-
 
 class MessageStore(Protocol):
     """What the agent needs of a session store (``panto.sessions``)."""
@@ -64,74 +55,6 @@ class MessageStore(Protocol):
 
 
 # -- hooks ----------------------------------------------------------------------------
-
-
-class ToolCallDecision:
-    """What a ``before_tool_call`` hook decided: run ``call`` (its input
-    possibly rewritten), or block it with ``reason`` (the model then gets
-    ``output()``, an ``is_error`` result, and the tool never runs)."""
-
-    __slots__ = ("blocked", "call", "reason")
-
-    def __init__(self, call: ToolCall, blocked: bool = False, reason: str = "") -> None:
-        self.call = call
-        self.blocked = blocked
-        self.reason = reason
-
-    def output(self) -> ToolOutput:
-        return ToolOutput(f"tool call blocked: {self.reason or 'blocked by a hook'}", True)
-
-    def __repr__(self) -> str:
-        state = f"blocked {self.reason!r}" if self.blocked else "run"
-        return f"<ToolCallDecision {self.call.name} {state}>"
-
-
-class AgentHooks:
-    """Base class for agent hooks: every method is a no-op.  Subclass it and
-    override what you need, then ``agent.add_hooks(obj)``.  Any object with
-    some of these methods works too (missing ones are skipped).
-
-    Methods are called from the agent's threads: ``user_message`` and
-    ``session_start`` from the caller of ``submit_user_message`` /
-    ``start_session``; ``before_tool_call`` / ``after_tool_call`` from the
-    tool dispatch threads (one per native tool call, one per tool source and
-    round), so they must be thread-safe; ``turn_end`` from the thread
-    iterating the stream (a worker thread for ``run_async``).
-
-    An exception in a hook is logged and ignored -- except in
-    ``before_tool_call``, where it blocks the call (fail closed).
-    """
-
-    def session_start(self, info: Mapping[str, Any]) -> None:
-        """Once per session: ``{session_id, cwd, model, resumed}``."""
-
-    def user_message(self, text: str) -> str:
-        """Before a user prompt enters the conversation; return the text to
-        submit (possibly rewritten)."""
-        return text
-
-    def before_tool_call(self, call: ToolCall) -> ToolCallDecision:
-        """Before every dispatched tool call (native tools and sources alike).
-        Return ``ToolCallDecision(call)`` to run it (with a rewritten input:
-        ``ToolCallDecision(ToolCall(call.id, call.name, new_input))``) or
-        ``ToolCallDecision(call, blocked=True, reason=...)``; ``None`` means
-        "run it unchanged"."""
-        return ToolCallDecision(call)
-
-    def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
-        """After a call produced its result (blocked calls too); return the
-        result the model should see."""
-        return output
-
-    def turn_end(self, info: Mapping[str, Any]) -> None:
-        """Once per turn, after its final ``MessageComplete``, or when it
-        fails or is cancelled: ``{stop_reason, usage, cancelled, error,
-        rounds}``."""
-
-    def before_compact(self, info: Mapping[str, Any]) -> str | None:
-        """Before compaction: ``{prompt, extra, messages}``; may return the
-        compaction prompt to use (``None`` keeps ``info["prompt"]``)."""
-        return None
 
 
 class _HookChain:

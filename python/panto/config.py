@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+from .paths import user_config_dir
 
 if TYPE_CHECKING:
     from .extensions.policy import Policy
@@ -593,15 +594,6 @@ def read_layer(name: str, path: Path) -> ConfigLayer | None:
 
 def _home(env: Mapping[str, str]) -> Path:
     return Path(env.get("HOME") or os.path.expanduser("~"))
-
-
-def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CONFIG_HOME/panto`` (``~/.config/panto``): the user layer's
-    config file and ``extensions/`` / ``tools/`` dirs."""
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg else _home(env) / ".config"
-    return base / "panto"
 
 
 def user_config_file(env: Mapping[str, str] | None = None) -> Path:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from ..paths import LUA_VERSION, panto_home
 from ._record import Record
 from .vers import Dependency, latest, parse_dep
 
@@ -53,7 +54,6 @@ __all__ = [
     "update",
 ]
 
-LUA_VERSION = "5.4.8"  # the Lua inside lupa.lua54 (the ABI rocks are built for)
 LUA_SHORT = "5.4"
 HEADERS = ("lua.h", "luaconf.h", "lualib.h", "lauxlib.h", "lua.hpp")
 #: Where Lua 5.4 headers are looked for, after $PANTO_LUA_INCDIR.
@@ -81,15 +81,6 @@ Progress = Callable[[str], None]
 #: Set in luarocks' environment: a panto started by it (``bin/lua5.4`` ->
 #: ``panto lua``) skips installing, so a sync never recurses.
 NESTED_ENV = "PANTO_ROCKS_NESTED"
-
-
-def panto_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$PANTO_HOME``, else ``$XDG_DATA_HOME/panto`` (``~/.local/share/panto``)."""
-    env = os.environ if env is None else env
-    if env.get("PANTO_HOME"):
-        return Path(env["PANTO_HOME"])
-    data = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(data) / "panto"
 
 
 # --------------------------------------------------------------------------

@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import ExtensionError, ToolError
+from ..hooks import HOOK_EVENTS
+from ..paths import LUA_VERSION, panto_home, rocks_tree
 from ..tools import TOOL_NAME_RE, ToolCall, ToolDecl, ToolOutput
 from . import batteries
 from .batteries import Multi, Op
@@ -52,15 +54,6 @@ __all__ = [
 log = logging.getLogger("panto.lua")
 T = TypeVar("T")
 
-LUA_VERSION = "5.4.8"
-HOOK_EVENTS = (
-    "session_start",
-    "user_message",
-    "before_tool_call",
-    "after_tool_call",
-    "turn_end",
-    "before_compact",
-)
 _PKG_DIR = Path(__file__).resolve().parent
 
 # per-task context: which entry is activating, which source is evaluating,
@@ -78,19 +71,6 @@ _call_tasks: contextvars.ContextVar[set[asyncio.Task[Any]] | None] = contextvars
 
 class LuaScriptError(ExtensionError):
     """Lua code failed; ``str()`` is the message plus a Lua traceback."""
-
-
-def panto_home() -> Path:
-    env = os.environ.get("PANTO_HOME")
-    if env:
-        return Path(env)
-    data = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local/share")
-    return Path(data) / "panto"
-
-
-def rocks_tree() -> Path:
-    """Where luarocks installs for this Lua version."""
-    return panto_home() / "rocks" / f"lua-{LUA_VERSION}"
 
 
 _promoted = False

@@ -8,26 +8,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..hooks import ToolCallDecision
 from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 from .runtime import LuaRuntime, get_runtime
 
 __all__ = ["LuaToolSource", "LuaHooks", "HookDecision"]
 
 
-class HookDecision:
-    """What ``before_tool_call`` handlers decided: run ``call`` (possibly with
-    rewritten input), or block it with ``reason``."""
-
-    __slots__ = ("call", "blocked", "reason")
-
-    def __init__(self, call: ToolCall, blocked: bool = False, reason: str = "") -> None:
-        self.call = call
-        self.blocked = blocked
-        self.reason = reason
-
-    def output(self) -> ToolOutput:
-        """The result to report for a blocked call."""
-        return ToolOutput(f"tool call blocked: {self.reason or 'blocked by an extension'}", True)
+#: Lua hooks return the agent's own decision type (one type, one meaning).
+HookDecision = ToolCallDecision
 
 
 class LuaHooks:

@@ -54,6 +54,7 @@ from ..conversation import (
     Usage,
 )
 from ..errors import SessionError
+from ..paths import sessions_dir
 
 __all__ = [
     "FORMAT_VERSION",
@@ -1019,14 +1020,8 @@ def _load(path: Path) -> LoadedSession:
 
 
 def default_sessions_dir() -> Path:
-    """``$PANTO_HOME/sessions``, where ``PANTO_HOME`` defaults to
-    ``$XDG_DATA_HOME/panto`` (``~/.local/share/panto``)."""
-    home = os.environ.get("PANTO_HOME")
-    if home:
-        return Path(home) / "sessions"
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
-    return base / "panto" / "sessions"
+    """``$PANTO_HOME/sessions`` (see ``panto.paths``)."""
+    return sessions_dir()
 
 
 _SLUG_RE = re.compile(r"[^A-Za-z0-9._-]+")
