@@ -3,7 +3,7 @@
 
 One message per body, grown to a byte target with many small deltas (1-20
 characters, as streamed by real models), following the wire details in
-/work/shared/reference/FACTS.md:
+the captured provider wire formats (see docs/decoding.md):
 
 - openai-chat: compact JSON chunks with the full key set (``id, object,
   created, model, service_tier, system_fingerprint, choices, usage,

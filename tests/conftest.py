@@ -5,9 +5,6 @@
 - the installed ``panto`` is imported first (see below).
 - ``repo_root``: the repository checkout.
 - ``fixtures_dir``: ``tests/fixtures`` (the shared ``.sse`` + ``.json`` pairs).
-- ``shared_testdata``: ``<repo>/../shared/testdata`` (third-party conformance
-  data such as JSONTestSuite); tests that need it are skipped, with a message
-  saying where it was looked for, when it is absent.
 """
 
 from __future__ import annotations
@@ -20,7 +17,6 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = REPO_ROOT / "bench"
-SHARED_TESTDATA = REPO_ROOT.parent / "shared" / "testdata"
 
 if BENCH_DIR.is_dir() and str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
@@ -48,16 +44,6 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return REPO_ROOT / "tests" / "fixtures"
-
-
-@pytest.fixture(scope="session")
-def shared_testdata() -> Path:
-    if not SHARED_TESTDATA.is_dir():
-        pytest.skip(
-            f"shared test data not found at {SHARED_TESTDATA} "
-            "(the project's shared/ directory must sit beside the checkout)"
-        )
-    return SHARED_TESTDATA
 
 
 @pytest.fixture(autouse=True, scope="session")
