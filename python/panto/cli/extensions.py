@@ -53,12 +53,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"panto extensions: {e}", file=sys.stderr)
         return 2
+    from panto.errors import ExtensionError
+    from panto.lua import LuaRuntime, load_extensions
+
     try:
-        from panto.lua import LuaRuntime, load_extensions
-    except ImportError as e:  # pragma: no cover - panto without [lua]
-        print(f"panto extensions: the Lua runtime is unavailable ({e})", file=sys.stderr)
+        rt = LuaRuntime()
+    except ExtensionError as e:  # lupa missing or broken: one line, no traceback
+        print(f"panto extensions: {e}", file=sys.stderr)
         return 2
-    rt = LuaRuntime()
     try:
         try:
             report = load_extensions(

@@ -43,6 +43,16 @@ Available options are:
 """
 
 
+HELP = f"""usage: panto lua [options] [script [args]]
+
+A `lua`-compatible interpreter (Lua 5.4) in panto's environment: the `panto`
+batteries (panto.fs, panto.process, panto.time, panto.json, ...), package.path
+and package.cpath pointing at panto's rocks tree (plus ./?.lua), C modules
+loadable.  Exit status as `lua`: 0 on success, 1 on an error, os.exit(n) -> n.
+
+{USAGE.split(chr(10), 1)[1]}"""
+
+
 class _Usage(Exception):
     pass
 
@@ -259,15 +269,23 @@ async def _eval_print(rt: Any, src: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["--help"], ["-h"]):
+        sys.stdout.write(HELP)
+        return 0
     try:
         actions, interactive, version, script = _parse(argv)
     except _Usage as e:
         sys.stderr.write(f"{PROGNAME}: {e}\n{USAGE}")
         return 1
 
+    from panto.errors import ExtensionError
     from panto.lua.runtime import LuaRuntime, LuaScriptError
 
-    rt = LuaRuntime(interpreter=True, thread_name="panto-lua-cli")
+    try:
+        rt = LuaRuntime(interpreter=True, thread_name="panto-lua-cli")
+    except ExtensionError as e:  # lupa missing or broken: one line, no traceback
+        sys.stderr.write(f"panto lua: {e}\n")
+        return 1
     try:
         rt.call(_popen_support, rt)
         # the arg table: script at 0, its args after, interpreter args before

@@ -171,9 +171,15 @@ class LuaRuntime:
         self._thread.start()
         ready.wait()
         if self._init_error is not None:
-            raise ExtensionError(f"could not start the Lua runtime: {self._init_error}") from (
-                self._init_error
-            )
+            e = self._init_error
+            if isinstance(e, ImportError):
+                msg = (
+                    f"the Lua runtime needs lupa, which is not loadable ({e}); "
+                    "reinstall panto (`pip install panto` brings lupa)"
+                )
+            else:
+                msg = f"could not start the Lua runtime: {e}"
+            raise ExtensionError(msg) from e
         if config is not None:
             self.set_config(config)
 
