@@ -57,7 +57,7 @@ def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     "type": "function",
                     "function": {
                         "name": b.name,
-                        "arguments": json.dumps(b.input, ensure_ascii=False),
+                        "arguments": json.dumps(b.input, ensure_ascii=False, separators=(",", ":")),
                     },
                 }
                 for b in m.content
