@@ -205,7 +205,10 @@ def test_tool_round_trip(server, wire, make_agent):
                     {
                         "id": call_id,
                         "type": "function",
-                        "function": {"name": "add", "arguments": json.dumps({"a": 2, "b": 3}, separators=(",", ":"))},
+                        "function": {
+                            "name": "add",
+                            "arguments": json.dumps({"a": 2, "b": 3}, separators=(",", ":")),
+                        },
                     }
                 ],
             },
@@ -271,7 +274,10 @@ def test_three_parallel_calls(server, wire, make_agent):
                 {
                     "id": f"call_{i}",
                     "type": "function",
-                    "function": {"name": "add", "arguments": json.dumps({"a": i, "b": 10}, separators=(",", ":"))},
+                    "function": {
+                        "name": "add",
+                        "arguments": json.dumps({"a": i, "b": 10}, separators=(",", ":")),
+                    },
                 }
                 for i in range(3)
             ],
