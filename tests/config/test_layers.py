@@ -184,10 +184,14 @@ BAD = [
     ("model = 3", "model", "expected provider/model"),
     ('model = "nope/x"', "model", "expected provider/model with a provider of"),
     ("system_prompt = []", "system_prompt", "expected a string"),
-    ("bogus = 1", "bogus", "expected one of: base_url, extensions"),
+    ("bogus = 1", "bogus", "expected one of: append_system_prompt, base_url, cache"),
     ("[timeouts]\nread = 0", "timeouts.read", "expected a number > 0"),
     ('[timeouts]\nread = "2s"', "timeouts.read", "expected a number > 0"),
-    ("[timeouts]\nwrite = 1", "timeouts.write", "expected one of: connect, read"),
+    (
+        "[timeouts]\nwrite = 1",
+        "timeouts.write",
+        "expected one of: connect, first_byte, idle, read, retry_wait_max",
+    ),
     ("[retries]\nmax = 1.5", "retries.max", "expected an integer >= 0"),
     ("[retries]\nbase_delay = -1", "retries.base_delay", "expected a number >= 0"),
     ("timeouts = 5", "timeouts", "expected a table"),
@@ -303,18 +307,18 @@ def test_project_discovery_without_repo_walks_to_the_filesystem_root(tmp_path: P
 
 
 def _keys(spec: object, prefix: str = "") -> list[str]:
-    from panto import config as m
+    from panto.config import schema as m
 
     out: list[str] = []
-    if isinstance(spec, m._Table):
+    if isinstance(spec, m.Table):
         for k, sub in spec.fields.items():
             key = f"{prefix}{k}"
             out.append(key)
             out += _keys(sub, key + ".")
-    elif isinstance(spec, m._Map):
+    elif isinstance(spec, m.Map):
         out += _keys(spec.value, prefix + "NAME.")
-    elif isinstance(spec, m._Extensions):
-        out += [f"{prefix}{k}" for k in m._EXT_LISTS]
+    elif isinstance(spec, m.Extensions):
+        out += [f"{prefix}{k}" for k in m.EXT_LISTS]
     return out
 
 

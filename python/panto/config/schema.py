@@ -1,0 +1,511 @@
+"""The config schema: a small validation DSL, the table of every key, and
+the one table of keys that a ``Config`` attribute or an environment variable
+sets (:data:`KEYS`; :data:`ENV_VARS` and :data:`FIELD_KEYS` are views of it).
+
+Defaults are not here: they live in the base layer (``base_config.toml``),
+the one place a default is written down.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = [
+    "ENV_VARS",
+    "EXT_LISTS",
+    "FIELD_KEYS",
+    "KEYS",
+    "MAX_DEPTH",
+    "SCHEMA",
+    "WIRES",
+    "Key",
+    "describe",
+    "dotted",
+    "spec_at",
+    "split_key",
+]
+
+#: The provider wires panto speaks (request serialization + stream decoding).
+WIRES = ("openai-chat", "anthropic-messages")
+
+#: How deeply tables may nest in a config file (free-form extension
+#: settings included).  Deeper is an error, not a ``RecursionError``.
+MAX_DEPTH = 32
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ENTRY_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def dotted(*parts: str) -> str:
+    """A TOML dotted key: ``providers.my-llm.base_url``, ``extensions."a.b".x``."""
+    return ".".join(
+        p if _BARE_KEY.fullmatch(p) else '"' + p.replace('"', '\\"') + '"' for p in parts
+    )
+
+
+def split_key(key: str) -> tuple[str, ...]:
+    """The parts of a dotted key (``extensions."a.b".x`` -> three parts)."""
+    parts: list[str] = []
+    i, n = 0, len(key)
+    while i < n:
+        if key[i] == '"':
+            j = key.find('"', i + 1)
+            if j < 0:
+                raise ConfigError(f"command line: bad key {key!r}: unterminated quote")
+            parts.append(key[i + 1 : j])
+            i = j + 1
+        else:
+            j = key.find(".", i)
+            j = n if j < 0 else j
+            parts.append(key[i:j].strip())
+            i = j
+        if i < n:
+            if key[i] != ".":
+                raise ConfigError(
+                    f"command line: bad key {key!r}: expected '.' after a quoted part"
+                )
+            i += 1
+    if not parts or any(p == "" for p in parts):
+        raise ConfigError(
+            f"command line: bad key {key!r}: expected a dotted key such as tools.timeout"
+        )
+    return tuple(parts)
+
+
+def describe(v: Any) -> str:
+    """A value as an error message names it (``the string '30s'``)."""
+    if isinstance(v, bool):
+        return f"the boolean {str(v).lower()}"
+    if isinstance(v, int):
+        return f"the integer {v}"
+    if isinstance(v, float):
+        return f"the float {v}"
+    if isinstance(v, str):
+        return f"the string {v[:60]!r}"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, dict):
+        return "a table"
+    return f"a {type(v).__name__}"
+
+
+def _bad(where: str, parts: tuple[str, ...], expected: str, value: Any) -> ConfigError:
+    key = dotted(*parts) if parts else "(top level)"
+    return ConfigError(f"{where}: {key}: expected {expected}, got {describe(value)}")
+
+
+def _unknown(where: str, key: str, fields: Iterable[str]) -> ConfigError:
+    known = ", ".join(sorted(fields))
+    return ConfigError(f"{where}: unknown key {key} (expected one of: {known})")
+
+
+def _depth(v: Any, limit: int) -> bool:
+    """Is ``v`` nested no deeper than ``limit`` tables/arrays (iterative)?"""
+    stack = [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > limit:
+            return False
+        if isinstance(x, dict):
+            stack.extend((y, d + 1) for y in x.values())
+        elif isinstance(x, list):
+            stack.extend((y, d + 1) for y in x)
+    return True
+
+
+# --------------------------------------------------------------------------
+# the DSL
+
+
+class Spec:
+    """Any value."""
+
+    expected = "a value"
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        return v
+
+    def from_text(self, raw: str, parts: tuple[str, ...], where: str) -> Any:
+        """The value of an environment variable."""
+        return self.check(raw, parts, where)
+
+
+class Str(Spec):
+    def __init__(self, expected: str = "a string", nonempty: bool = False) -> None:
+        self.expected = expected
+        self.nonempty = nonempty
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not isinstance(v, str) or (self.nonempty and not v.strip()):
+            raise _bad(where, parts, self.expected, v)
+        return v
+
+
+class Num(Spec):
+    def __init__(
+        self,
+        integer: bool,
+        minimum: float | None = None,
+        strict: bool = False,
+        maximum: float | None = None,
+    ) -> None:
+        self.integer = integer
+        self.minimum = minimum
+        self.maximum = maximum
+        self.strict = strict  # > minimum (and < maximum) instead of >= (<=)
+        kind = "an integer" if integer else "a number"
+        if minimum is None:
+            self.expected = kind
+        elif maximum is not None:
+            op = "<" if strict else "<="
+            self.expected = f"{kind} with {minimum:g} {op} x {op} {maximum:g}"
+        else:
+            self.expected = f"{kind} {'>' if strict else '>='} {minimum:g}"
+
+    def _ok(self, v: Any) -> bool:
+        if isinstance(v, bool) or not isinstance(v, (int, float) if not self.integer else int):
+            return False
+        if self.minimum is not None and not (
+            v > self.minimum if self.strict else v >= self.minimum
+        ):
+            return False
+        return self.maximum is None or (v < self.maximum if self.strict else v <= self.maximum)
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not self._ok(v):
+            raise _bad(where, parts, self.expected, v)
+        return v if self.integer else float(v)
+
+    def from_text(self, raw: str, parts: tuple[str, ...], where: str) -> Any:
+        try:
+            v: Any = int(raw) if self.integer else float(raw)
+        except ValueError:
+            raise _bad(where, parts, self.expected, raw) from None
+        return self.check(v, parts, where)
+
+
+class Bool(Spec):
+    expected = "true or false"
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not isinstance(v, bool):
+            raise _bad(where, parts, self.expected, v)
+        return v
+
+    def from_text(self, raw: str, parts: tuple[str, ...], where: str) -> Any:
+        low = raw.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise _bad(where, parts, self.expected, raw)
+
+
+class Enum(Spec):
+    def __init__(self, *choices: str) -> None:
+        self.choices = choices
+        self.expected = "one of " + ", ".join(f'"{c}"' for c in choices)
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not isinstance(v, str) or v not in self.choices:
+            raise _bad(where, parts, self.expected, v)
+        return v
+
+
+class StrList(Spec):
+    def __init__(
+        self,
+        expected: str = "an array of strings",
+        item: Callable[[str], str | None] | None = None,
+        item_expected: str = "",
+    ) -> None:
+        self.expected = expected
+        self.item = item  # (str) -> error message | None
+        self.item_expected = item_expected
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise _bad(where, parts, self.expected, v)
+        if self.item is not None:
+            for i, x in enumerate(v):
+                problem = self.item(x)
+                if problem:
+                    raise ConfigError(
+                        f"{where}: {dotted(*parts)}[{i}]: expected {self.item_expected}, "
+                        f"got {x!r} ({problem})"
+                    )
+        return list(v)
+
+
+class Table(Spec):
+    def __init__(self, fields: Mapping[str, Spec], what: str = "a table") -> None:
+        self.fields = dict(fields)
+        self.expected = what
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not isinstance(v, dict):
+            raise _bad(where, parts, self.expected, v)
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            sub = (*parts, k)
+            spec = self.fields.get(k)
+            if spec is None:
+                raise _unknown(where, dotted(*sub), self.fields)
+            out[k] = spec.check(x, sub, where)
+        return out
+
+
+class Map(Spec):
+    """A table of NAME = value, names matching ``name_re``."""
+
+    def __init__(self, value: Spec, name_re: re.Pattern[str], name_desc: str) -> None:
+        self.value = value
+        self.name_re = name_re
+        self.name_desc = name_desc
+        self.expected = f"a table of {name_desc} = {value.expected}"
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not isinstance(v, dict):
+            raise _bad(where, parts, self.expected, v)
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            sub = (*parts, k)
+            if not self.name_re.fullmatch(k):
+                raise ConfigError(
+                    f"{where}: {dotted(*sub)}: bad name {k!r}: expected {self.name_desc}"
+                )
+            out[k] = self.value.check(x, sub, where)
+        return out
+
+
+def _pattern_problem(p: str) -> str | None:
+    from ..extensions.policy import specificity
+
+    try:
+        specificity(p)  # validates the glob
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def _rock_problem(spec: str) -> str | None:
+    from ..extensions.vers import parse_dep
+
+    try:
+        parse_dep(spec)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+_GLOB = "a dotted glob (`*` is one whole segment, `**` any number)"
+
+#: The ``[extensions]`` lists every layer keeps (they are not replaced).
+EXT_LISTS: dict[str, Spec] = {
+    "allow": StrList("an array of dotted globs", _pattern_problem, _GLOB),
+    "deny": StrList("an array of dotted globs", _pattern_problem, _GLOB),
+    "rocks": StrList(
+        "an array of luarocks dependency strings",
+        _rock_problem,
+        'a luarocks dependency string such as "name 1.0-1" or "name ~> 1.0"',
+    ),
+    "paths": StrList("an array of directories"),
+    "rock_servers": StrList("an array of rock server URLs or directories"),
+}
+
+
+class Extensions(Spec):
+    """``[extensions]``: the five lists, and per-entry tables ``[extensions."a.b"]``."""
+
+    expected = "a table"
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        if not isinstance(v, dict):
+            raise _bad(where, parts, self.expected, v)
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            sub = dotted("extensions", k)
+            spec = EXT_LISTS.get(k)
+            if spec is not None:
+                out[k] = spec.check(x, ("extensions", k), where)
+                continue
+            if not isinstance(x, dict):
+                known = ", ".join(EXT_LISTS)
+                raise ConfigError(
+                    f"{where}: unknown key {sub} (expected one of: {known}, or a table "
+                    f'[extensions."ENTRY.NAME"] of settings for one extension entry; '
+                    f"got {describe(x)})"
+                )
+            if not all(_ENTRY_SEGMENT.fullmatch(s) for s in k.split(".")):
+                raise ConfigError(
+                    f"{where}: {sub}: bad extension name {k!r}: expected dotted segments of "
+                    "letters, digits, '_' and '-' (quote it: [extensions.\"a.b\"])"
+                )
+            if not _depth(x, MAX_DEPTH - 2):
+                raise ConfigError(f"{where}: {sub}: tables nested deeper than {MAX_DEPTH} levels")
+            out[k] = x
+        return out
+
+
+# --------------------------------------------------------------------------
+# the schema
+
+_PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]+")
+
+_PROVIDER = Table(
+    {
+        "wire": Enum(*WIRES),
+        "base_url": Str("a URL (a string)", nonempty=True),
+        "api_key_env": Str("the name of an environment variable", nonempty=True),
+        "api_key": Str("a string (better: api_key_env)"),
+        "headers": Map(Str(), re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"), "an HTTP header name"),
+        "default_model": Str(nonempty=True),
+        "max_tokens_field": Enum("max_tokens", "max_completion_tokens"),
+        "requires_key": Bool(),
+    }
+)
+
+_POS_INT = Num(True, 1)
+_NONNEG_INT = Num(True, 0)
+_POS_FLOAT = Num(False, 0, strict=True)
+_NONNEG_FLOAT = Num(False, 0)
+
+#: ``[models."provider/model"]``: what panto knows about one model.
+MODEL_FIELDS: dict[str, Spec] = {
+    "context_window": _POS_INT,
+    "max_output": _POS_INT,
+    "input_price": _NONNEG_FLOAT,
+    "output_price": _NONNEG_FLOAT,
+    "cache_read_price": _NONNEG_FLOAT,
+    "cache_write_price": _NONNEG_FLOAT,
+}
+
+SCHEMA = Table(
+    {
+        "model": Str('provider/model, e.g. "anthropic/claude-sonnet-4-5"', nonempty=True),
+        "base_url": Str("a URL (a string)", nonempty=True),
+        "system_prompt": Str(),
+        "append_system_prompt": Str(),
+        "max_tokens": _POS_INT,
+        "max_tool_rounds": _NONNEG_INT,
+        "thinking_budget": _POS_INT,
+        "reasoning_effort": Enum("minimal", "low", "medium", "high"),
+        "timeouts": Table(
+            {
+                "connect": _POS_FLOAT,
+                "read": _POS_FLOAT,
+                "first_byte": _POS_FLOAT,
+                "idle": _POS_FLOAT,
+                "retry_wait_max": _NONNEG_FLOAT,
+            }
+        ),
+        "retries": Table(
+            {"max": _NONNEG_INT, "base_delay": _NONNEG_FLOAT, "max_delay": _NONNEG_FLOAT}
+        ),
+        "providers": Map(_PROVIDER, _PROVIDER_NAME, "a provider name (letters, digits, _ and -)"),
+        "models": Map(
+            Table(MODEL_FIELDS),
+            re.compile(r"[A-Za-z0-9_-]+/[^\s/][^\s]*"),
+            'a model name "provider/model" (quote it: [models."anthropic/claude-x"])',
+        ),
+        "tools": Table(
+            {
+                "timeout": _POS_FLOAT,
+                "timeouts": Map(_POS_FLOAT, re.compile(r"[A-Za-z0-9_-]{1,64}"), "a tool name"),
+            }
+        ),
+        "extensions": Extensions(),
+        "session": Table(
+            {
+                "durability": Enum("fsync", "flush", "none"),
+                "dir": Str(nonempty=True),
+                "store": Enum("jsonl", "sqlite", "postgres"),
+                "url": Str("a URL: sqlite:///path or postgresql://...", nonempty=True),
+                "path": Str(nonempty=True),
+            }
+        ),
+        "cache": Table({"enabled": Bool(), "ttl": Enum("5m", "1h")}),
+        "compaction": Table(
+            {
+                "auto": Bool(),
+                "threshold": Num(False, 0, strict=True, maximum=1),
+                "reserve_tokens": _NONNEG_INT,
+            }
+        ),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key that a ``Config`` attribute holds and/or an environment
+    variable sets."""
+
+    parts: tuple[str, ...]
+    attr: str | None = None  # the Config attribute (None: handled specially)
+    env: str | None = None  # the PANTO_* variable of the env layer
+
+
+#: Every key a ``Config`` attribute holds, in documentation order (the order
+#: of ``panto config``), with its environment variable.  One table.
+KEYS: tuple[Key, ...] = (
+    Key(("model",), None, "PANTO_MODEL"),
+    Key(("base_url",), "base_url", "PANTO_BASE_URL"),
+    Key(("system_prompt",), "system_prompt", "PANTO_SYSTEM_PROMPT"),
+    Key(("append_system_prompt",), "append_system_prompt", "PANTO_APPEND_SYSTEM_PROMPT"),
+    Key(("max_tokens",), "max_tokens", "PANTO_MAX_TOKENS"),
+    Key(("max_tool_rounds",), "max_tool_rounds", "PANTO_MAX_TOOL_ROUNDS"),
+    Key(("thinking_budget",), "thinking_budget", "PANTO_THINKING_BUDGET"),
+    Key(("reasoning_effort",), "reasoning_effort", "PANTO_REASONING_EFFORT"),
+    Key(("timeouts", "connect"), "connect_timeout", "PANTO_CONNECT_TIMEOUT"),
+    Key(("timeouts", "read"), "read_timeout", "PANTO_READ_TIMEOUT"),
+    Key(("timeouts", "first_byte"), "first_byte_timeout", "PANTO_FIRST_BYTE_TIMEOUT"),
+    Key(("timeouts", "idle"), "idle_timeout", "PANTO_IDLE_TIMEOUT"),
+    Key(("timeouts", "retry_wait_max"), "retry_wait_max", "PANTO_RETRY_WAIT_MAX"),
+    Key(("retries", "max"), "max_retries", "PANTO_MAX_RETRIES"),
+    Key(("retries", "base_delay"), "retry_base_delay"),
+    Key(("retries", "max_delay"), "retry_max_delay"),
+    Key(("tools", "timeout"), "tool_timeout", "PANTO_TOOL_TIMEOUT"),
+    Key(("tools", "timeouts"), "tool_timeouts"),
+    Key(("session", "durability"), "session_durability", "PANTO_SESSION_DURABILITY"),
+    Key(("session", "dir"), "session_dir", "PANTO_SESSION_DIR"),
+    Key(("session", "store"), "session_store"),
+    Key(("session", "url"), "session_url", "PANTO_SESSION_URL"),
+    Key(("session", "path"), "session_path"),
+    Key(("cache", "enabled"), "cache_enabled", "PANTO_CACHE"),
+    Key(("cache", "ttl"), "cache_ttl"),
+    Key(("compaction", "auto"), "compaction_auto"),
+    Key(("compaction", "threshold"), "compaction_threshold"),
+    Key(("compaction", "reserve_tokens"), "compaction_reserve_tokens"),
+    Key(("models",), "models"),
+)
+
+#: Environment variables of the ``env`` layer: variable -> dotted key parts.
+ENV_VARS: dict[str, tuple[str, ...]] = {k.env: k.parts for k in KEYS if k.env}
+
+#: ``Config`` attribute -> dotted key parts (the fields the TOML sets).
+FIELD_KEYS: dict[str, tuple[str, ...]] = {k.attr: k.parts for k in KEYS if k.attr}
+
+
+def spec_at(parts: Sequence[str]) -> Spec | None:
+    """The spec of a dotted key (None: not in the schema)."""
+    spec: Spec = SCHEMA
+    for p in parts:
+        nxt: Spec | None
+        if isinstance(spec, Table):
+            nxt = spec.fields.get(p)
+        elif isinstance(spec, Map):
+            nxt = spec.value
+        elif isinstance(spec, Extensions):
+            nxt = EXT_LISTS.get(p) or Spec()
+        else:
+            return None
+        if nxt is None:
+            return None
+        spec = nxt
+    return spec
