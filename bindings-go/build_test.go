@@ -43,12 +43,12 @@ func TestABIAndLayout(t *testing.T) {
 	if runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" {
 		// LP64 layout of the ABI structs, as asserted from C and Python.
 		want := map[string]int{
-			"sizeof(panto_event)":                       80,
+			"sizeof(panto_event)":                       104,
 			"offsetof(panto_event, u)":                  8,
 			"sizeof(panto_error)":                       48,
 			"sizeof(panto_stream_options)":              32,
-			"offsetof(panto_block_complete, tool_name)": 56,
-			"offsetof(panto_error, retryable)":          40,
+			"offsetof(panto_block_complete, tool_name)": 64,
+			"offsetof(panto_error, retryable)":          4,
 		}
 		got := layout()
 		for k, v := range want {

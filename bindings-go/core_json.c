@@ -30,7 +30,7 @@
 
 static const char MSG_UNTERMINATED[] = "unterminated string";
 
-void json_doc_free(jdoc *d)
+void pt_json_doc_free(jdoc *d)
 {
     free(d->nodes);
     d->nodes = NULL;
@@ -38,7 +38,7 @@ void json_doc_free(jdoc *d)
     d->cap = 0;
 }
 
-size_t json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode); }
+size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode); }
 
 static int grow(jdoc *d)
 {
@@ -482,7 +482,7 @@ fail:
     return -1;
 }
 
-int json_parse(jdoc *d, const uint8_t *buf, size_t len, uint32_t max_depth,
+int pt_json_parse(jdoc *d, const uint8_t *buf, size_t len, uint32_t max_depth,
                size_t *err_off, const char **err_msg)
 {
     return parse(d, buf, len, max_depth, 1, err_off, err_msg);
@@ -502,7 +502,7 @@ PANTO_EXTERN(int) panto_json_validate(const uint8_t *buf, size_t len, uint32_t m
         return PANTO_ERROR;
     }
     int rc = parse(&d, buf, len, max_depth, 0, &off, &msg);
-    json_doc_free(&d);
+    pt_json_doc_free(&d);
     if (rc != 0) {
         if (err_offset)
             *err_offset = off;
@@ -515,31 +515,31 @@ PANTO_EXTERN(int) panto_json_validate(const uint8_t *buf, size_t len, uint32_t m
 
 /* ------------------------------------------------------------ accessors */
 
-const jnode *json_first(const jdoc *d, const jnode *n)
+const jnode *pt_json_first(const jdoc *d, const jnode *n)
 {
     if (n == NULL || (n->type != JV_ARRAY && n->type != JV_OBJECT) || n->first == 0)
         return NULL;
     return &d->nodes[n->first];
 }
 
-const jnode *json_next(const jdoc *d, const jnode *n)
+const jnode *pt_json_next(const jdoc *d, const jnode *n)
 {
     if (n == NULL || n->next == 0)
         return NULL;
     return &d->nodes[n->next];
 }
 
-const jnode *json_at(const jdoc *d, const jnode *arr, size_t i)
+const jnode *pt_json_at(const jdoc *d, const jnode *arr, size_t i)
 {
     if (arr == NULL || arr->type != JV_ARRAY || i >= arr->count)
         return NULL;
-    const jnode *c = json_first(d, arr);
+    const jnode *c = pt_json_first(d, arr);
     while (c != NULL && i-- > 0)
-        c = json_next(d, c);
+        c = pt_json_next(d, c);
     return c;
 }
 
-const jnode *json_get(const jdoc *d, const jnode *obj, const char *key)
+const jnode *pt_json_get(const jdoc *d, const jnode *obj, const char *key)
 {
     if (obj == NULL || obj->type != JV_OBJECT || key == NULL)
         return NULL;
@@ -547,7 +547,7 @@ const jnode *json_get(const jdoc *d, const jnode *obj, const char *key)
     for (uint32_t k = obj->first; k != 0;) {
         const jnode *kn = &d->nodes[k];
         const jnode *vn = &d->nodes[kn->next];
-        if (json_string_eq(kn, key))
+        if (pt_json_string_eq(kn, key))
             found = vn;   /* last duplicate wins */
         k = vn->next;
     }
@@ -603,7 +603,7 @@ static size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
     }
 }
 
-int json_string(const jnode *n, parena *a, panto_str *out)
+int pt_json_string(const jnode *n, parena *a, panto_str *out)
 {
     if (n == NULL || n->type != JV_STRING)
         return -1;
@@ -613,7 +613,7 @@ int json_string(const jnode *n, parena *a, panto_str *out)
         return 0;
     }
     /* Unescaping never makes a string longer. */
-    uint8_t *dst = parena_alloc(a, n->len);
+    uint8_t *dst = pt_parena_alloc(a, n->len);
     if (dst == NULL)
         return -1;
     const uint8_t *s = (const uint8_t *)n->p;
@@ -632,7 +632,7 @@ int json_string(const jnode *n, parena *a, panto_str *out)
     return 0;
 }
 
-int json_string_eq(const jnode *n, const char *str)
+int pt_json_string_eq(const jnode *n, const char *str)
 {
     if (n == NULL || n->type != JV_STRING || str == NULL)
         return 0;
@@ -660,7 +660,7 @@ int json_string_eq(const jnode *n, const char *str)
     return j == sl;
 }
 
-int json_u64(const jnode *n, uint64_t *out)
+int pt_json_u64(const jnode *n, uint64_t *out)
 {
     if (n == NULL || n->type != JV_NUMBER || n->len == 0)
         return -1;
@@ -679,4 +679,4 @@ int json_u64(const jnode *n, uint64_t *out)
     return 0;
 }
 
-int json_is_null(const jnode *n) { return n == NULL || n->type == JV_NULL; }
+int pt_json_is_null(const jnode *n) { return n == NULL || n->type == JV_NULL; }

@@ -10,7 +10,7 @@
 
 /* Members of an event's data object, looked up in one pass. */
 enum { R_TYPE, R_INDEX, R_DELTA, R_BLOCK, R_MESSAGE, R_USAGE, R_ERROR, R_N };
-static const pt_name ROOT_NAMES[R_N] = {PT_NAME("type"),          PT_NAME("index"),
+static const pt_name AN_ROOT_NAMES[R_N] = {PT_NAME("type"),          PT_NAME("index"),
                                         PT_NAME("delta"),         PT_NAME("content_block"),
                                         PT_NAME("message"),       PT_NAME("usage"),
                                         PT_NAME("error")};
@@ -18,16 +18,16 @@ static const pt_name ROOT_NAMES[R_N] = {PT_NAME("type"),          PT_NAME("index
 /* Length of at most 64 bytes of x that ends on a character boundary, for
  * quoting wire strings in messages. */
 static int clip(panto_str x) {
-    return (int)utf8_valid_prefix((const uint8_t *)x.ptr, x.len > 64 ? 64 : x.len);
+    return (int)pt_utf8_valid_prefix((const uint8_t *)x.ptr, x.len > 64 ? 64 : x.len);
 }
 
-static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static int an_is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 /* A string member that must be present ("" when absent and !required). */
 static int get_string(panto_stream *s, const jnode *obj, const char *key, int required,
                       const char *where, panto_str *out) {
     *out = pt_mkstr(NULL, 0);
-    const jnode *n = json_get(&s->doc, obj, key);
+    const jnode *n = pt_json_get(&s->doc, obj, key);
     if (!n || n->type == JV_NULL) {
         if (required)
             return pt_protocol(s, "%s without \"%s\" (event %llu)", where, key, EVN(s));
@@ -40,7 +40,7 @@ static int get_string(panto_stream *s, const jnode *obj, const char *key, int re
 
 static int get_index(panto_stream *s, const jnode **root, const char *type, uint64_t *out) {
     const jnode *n = root[R_INDEX];
-    if (!n || json_u64(n, out) != 0)
+    if (!n || pt_json_u64(n, out) != 0)
         return pt_protocol(s, "%s without a valid \"index\" (event %llu)", type, EVN(s));
     return 0;
 }
@@ -61,13 +61,13 @@ static void read_usage(panto_stream *s, const jnode *u) {
         return;
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         uint64_t v;
-        const jnode *n = json_get(&s->doc, u, fields[i].key);
-        if (n && json_u64(n, &v) == 0)
+        const jnode *n = pt_json_get(&s->doc, u, fields[i].key);
+        if (n && pt_json_u64(n, &v) == 0)
             memcpy((char *)&s->usage + fields[i].off, &v, sizeof v);
     }
 }
 
-static int retryable_type(panto_str t) {
+static int an_retryable_type(panto_str t) {
     return PT_EQ(t, "overloaded_error") || PT_EQ(t, "api_error") ||
            PT_EQ(t, "rate_limit_error") || PT_EQ(t, "timeout_error");
 }
@@ -76,17 +76,17 @@ static int error_event(panto_stream *s, const jnode **root) {
     panto_str type = pt_mkstr(NULL, 0), msg = pt_mkstr(NULL, 0);
     const jnode *e = root[R_ERROR];
     if (e && e->type == JV_OBJECT) {
-        const jnode *n = json_get(&s->doc, e, "type");
+        const jnode *n = pt_json_get(&s->doc, e, "type");
         if (n && n->type == JV_STRING && pt_str(s, n, &type) != 0)
             return -1;
-        n = json_get(&s->doc, e, "message");
+        n = pt_json_get(&s->doc, e, "message");
         if (n && n->type == JV_STRING && pt_str(s, n, &msg) != 0)
             return -1;
     } else if (e && e->type == JV_STRING) {
         if (pt_str(s, e, &msg) != 0)
             return -1;
     }
-    return pt_provider_error(s, type, msg, retryable_type(type));
+    return pt_provider_error(s, type, msg, an_retryable_type(type));
 }
 
 static panto_stop_reason map_stop(panto_str r) {
@@ -113,9 +113,9 @@ static int message_start(panto_stream *s, const jnode **root) {
     if (get_string(s, m, "id", 0, "message_start message", &id) != 0 ||
         get_string(s, m, "model", 0, "message_start message", &model) != 0)
         return -1;
-    read_usage(s, json_get(&s->doc, m, "usage"));
+    read_usage(s, pt_json_get(&s->doc, m, "usage"));
     /* A stop reason already in message_start (not sent in streams today). */
-    const jnode *sr = json_get(&s->doc, m, "stop_reason");
+    const jnode *sr = pt_json_get(&s->doc, m, "stop_reason");
     if (sr && sr->type == JV_STRING) {
         panto_str r;
         if (pt_str(s, sr, &r) != 0 || pt_set_stop_raw(s, r) != 0)
@@ -126,7 +126,7 @@ static int message_start(panto_stream *s, const jnode **root) {
 }
 
 static int block_start(panto_stream *s, const jnode **root) {
-    uint64_t idx;
+    uint64_t idx = 0;
     if (get_index(s, root, "content_block_start", &idx) != 0)
         return -1;
     if (pt_key_find(s, idx))
@@ -139,7 +139,7 @@ static int block_start(panto_stream *s, const jnode **root) {
     panto_str type;
     if (get_string(s, cb, "type", 1, "content_block", &type) != 0)
         return -1;
-    panto_block_kind kind;
+    int32_t kind;
     if (PT_EQ(type, "text"))
         kind = PANTO_BLOCK_TEXT;
     else if (PT_EQ(type, "thinking"))
@@ -185,7 +185,7 @@ static int block_start(panto_stream *s, const jnode **root) {
     default: {
         /* tool_use: input is {} and streamed as input_json_delta; a proxy
          * that sends the whole input here gets it as one delta. */
-        const jnode *in = json_get(&s->doc, cb, "input");
+        const jnode *in = pt_json_get(&s->doc, cb, "input");
         if (in && in->type == JV_OBJECT && in->count > 0)
             return pt_block_delta(s, si, pt_mkstr(in->p, in->len));
         return 0;
@@ -209,7 +209,7 @@ static int open_block(panto_stream *s, uint64_t idx, const char *type) {
 }
 
 static int block_delta(panto_stream *s, const jnode **root) {
-    uint64_t idx;
+    uint64_t idx = 0;
     if (get_index(s, root, "content_block_delta", &idx) != 0)
         return -1;
     int si = open_block(s, idx, "content_block_delta");
@@ -232,7 +232,7 @@ static int block_delta(panto_stream *s, const jnode **root) {
     panto_str type;
     if (pt_str(s, m[0], &type) != 0)
         return -1;
-    panto_block_kind want;
+    int32_t want;
     int field;
     if (PT_EQ(type, "text_delta"))
         want = PANTO_BLOCK_TEXT, field = 1;
@@ -244,7 +244,7 @@ static int block_delta(panto_stream *s, const jnode **root) {
         want = PANTO_BLOCK_TOOL_USE, field = 4;
     else
         return 0; /* citations_delta and future delta types */
-    panto_block_kind have = s->slots[si].kind;
+    int32_t have = s->slots[si].kind;
     if (have != want)
         return pt_protocol(s, "%.*s for block index %llu, which is a %s block (event %llu)",
                            clip(type), type.ptr, (unsigned long long)idx,
@@ -262,7 +262,7 @@ static int block_delta(panto_stream *s, const jnode **root) {
 }
 
 static int block_stop(panto_stream *s, const jnode **root) {
-    uint64_t idx;
+    uint64_t idx = 0;
     if (get_index(s, root, "content_block_stop", &idx) != 0)
         return -1;
     int si = open_block(s, idx, "content_block_stop");
@@ -276,7 +276,7 @@ static int block_stop(panto_stream *s, const jnode **root) {
 static int message_delta(panto_stream *s, const jnode **root) {
     const jnode *d = root[R_DELTA];
     if (d && d->type == JV_OBJECT) {
-        const jnode *sr = json_get(&s->doc, d, "stop_reason");
+        const jnode *sr = pt_json_get(&s->doc, d, "stop_reason");
         if (sr && sr->type == JV_STRING) {
             panto_str r;
             if (pt_str(s, sr, &r) != 0 || pt_set_stop_raw(s, r) != 0)
@@ -293,7 +293,7 @@ static int message_delta(panto_stream *s, const jnode **root) {
 int pt_anthropic_event(panto_stream *s, const sse_event *ev) {
     size_t n = ev->data_len;
     const char *p = ev->data;
-    while (n && is_ws(p[0]))
+    while (n && an_is_ws(p[0]))
         p++, n--;
     if (n == 0)
         return 0; /* an empty data event carries nothing */
@@ -304,7 +304,7 @@ int pt_anthropic_event(panto_stream *s, const sse_event *ev) {
         return pt_protocol(s, "event %llu (line %llu) is not a JSON object", EVN(s),
                            (unsigned long long)s->ev_line);
     const jnode *r[R_N];
-    if (pt_members(s, root, ROOT_NAMES, R_N, r) != 0)
+    if (pt_members(s, root, AN_ROOT_NAMES, R_N, r) != 0)
         return -1;
     panto_str type;
     const jnode *tn = r[R_TYPE];

@@ -11,7 +11,7 @@
 #define SYNTH_KEY_BASE ((uint64_t)1 << 63)
 #define FUNCTION_CALL_KEY (~(uint64_t)0)
 
-static int is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static int oa_is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 /* An optional string value: absent or null gives "", a string its value,
  * anything else is a protocol violation naming where.key. */
@@ -28,13 +28,13 @@ static int opt_string(panto_stream *s, const jnode *n, const char *where, const 
 
 static uint64_t opt_u64(const jdoc *d, const jnode *obj, const char *key) {
     uint64_t v = 0;
-    const jnode *n = obj && obj->type == JV_OBJECT ? json_get(d, obj, key) : NULL;
-    if (!n || json_u64(n, &v) != 0)
+    const jnode *n = obj && obj->type == JV_OBJECT ? pt_json_get(d, obj, key) : NULL;
+    if (!n || pt_json_u64(n, &v) != 0)
         return 0;
     return v;
 }
 
-static int retryable_type(panto_str t) {
+static int oa_retryable_type(panto_str t) {
     static const char *const kinds[] = {"server_error", "rate_limit_exceeded", "rate_limit_error",
                                         "overloaded_error", "api_error", "timeout"};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -50,25 +50,25 @@ static int provider_error(panto_stream *s, const jnode *err) {
             return -1;
         return pt_provider_error(s, type, msg, 0);
     }
-    const jnode *n = json_get(&s->doc, err, "message");
+    const jnode *n = pt_json_get(&s->doc, err, "message");
     if (n && n->type == JV_STRING && pt_str(s, n, &msg) != 0)
         return -1;
-    n = json_get(&s->doc, err, "type");
+    n = pt_json_get(&s->doc, err, "type");
     if (n && n->type == JV_STRING && pt_str(s, n, &type) != 0)
         return -1;
-    n = json_get(&s->doc, err, "code");
+    n = pt_json_get(&s->doc, err, "code");
     if (n && n->type == JV_STRING) {
         if (pt_str(s, n, &code) != 0)
             return -1;
     } else if (n && n->type == JV_NUMBER) {
         code = pt_mkstr(n->p, n->len);
     }
-    int retry = retryable_type(type) || retryable_type(code);
+    int retry = oa_retryable_type(type) || oa_retryable_type(code);
     return pt_provider_error(s, type.len ? type : code, msg, retry);
 }
 
 /* Text, refusal or reasoning text for the single open text/thinking block. */
-static int tt_delta(panto_stream *s, panto_block_kind kind, panto_str text) {
+static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
     if (text.len == 0)
         return 0;
     if (s->tt_slot >= 0 && s->slots[s->tt_slot].kind != kind) {
@@ -144,7 +144,7 @@ static int tool_calls(panto_stream *s, const jnode *arr) {
     if (arr->type != JV_ARRAY)
         return pt_protocol(s, "delta.tool_calls in event %llu is not an array",
                            (unsigned long long)s->n_events);
-    for (const jnode *tc = json_first(&s->doc, arr); tc; tc = json_next(&s->doc, tc)) {
+    for (const jnode *tc = pt_json_first(&s->doc, arr); tc; tc = pt_json_next(&s->doc, tc)) {
         if (tc->type != JV_OBJECT)
             return pt_protocol(s, "delta.tool_calls[] in event %llu is not an object",
                                (unsigned long long)s->n_events);
@@ -154,7 +154,7 @@ static int tool_calls(panto_stream *s, const jnode *arr) {
         uint64_t key = 0;
         int has_key = 0;
         if (m[0] && m[0]->type != JV_NULL) {
-            if (json_u64(m[0], &key) != 0 || key >= SYNTH_KEY_BASE)
+            if (pt_json_u64(m[0], &key) != 0 || key >= SYNTH_KEY_BASE)
                 return pt_protocol(s, "tool call index in event %llu is not a non-negative integer",
                                    (unsigned long long)s->n_events);
             has_key = 1;
@@ -204,7 +204,7 @@ static int choice(panto_stream *s, const jnode *ch) {
     if (pt_members(s, ch, CHOICE_NAMES, 3, c) != 0)
         return -1;
     uint64_t idx = 0;
-    if (c[0] && c[0]->type != JV_NULL && json_u64(c[0], &idx) != 0)
+    if (c[0] && c[0]->type != JV_NULL && pt_json_u64(c[0], &idx) != 0)
         return pt_protocol(s, "choices[].index in event %llu is not a non-negative integer",
                            (unsigned long long)s->n_events);
     if (idx != 0)
@@ -264,8 +264,8 @@ static int choice(panto_stream *s, const jnode *ch) {
 static void usage(panto_stream *s, const jnode *u) {
     const jdoc *d = &s->doc;
     uint64_t prompt = opt_u64(d, u, "prompt_tokens");
-    const jnode *ptd = json_get(d, u, "prompt_tokens_details");
-    const jnode *ctd = json_get(d, u, "completion_tokens_details");
+    const jnode *ptd = pt_json_get(d, u, "prompt_tokens_details");
+    const jnode *ctd = pt_json_get(d, u, "completion_tokens_details");
     uint64_t cached = opt_u64(d, ptd, "cached_tokens");
     s->usage.input_tokens = prompt > cached ? prompt - cached : 0;
     s->usage.cache_read_tokens = cached;
@@ -274,15 +274,15 @@ static void usage(panto_stream *s, const jnode *u) {
     s->usage.reasoning_tokens = opt_u64(d, ctd, "reasoning_tokens");
 }
 
-static const pt_name ROOT_NAMES[] = {PT_NAME("error"), PT_NAME("id"), PT_NAME("model"),
+static const pt_name OA_ROOT_NAMES[] = {PT_NAME("error"), PT_NAME("id"), PT_NAME("model"),
                                      PT_NAME("choices"), PT_NAME("usage")};
 
 int pt_openai_event(panto_stream *s, const sse_event *ev) {
     const char *p = ev->data;
     size_t n = ev->data_len;
-    while (n && is_ws(p[0]))
+    while (n && oa_is_ws(p[0]))
         p++, n--;
-    while (n && is_ws(p[n - 1]))
+    while (n && oa_is_ws(p[n - 1]))
         n--;
     if (n == 0)
         return 0; /* an empty data event carries nothing */
@@ -300,7 +300,7 @@ int pt_openai_event(panto_stream *s, const sse_event *ev) {
         return pt_protocol(s, "event %llu (line %llu) is not a JSON object",
                            (unsigned long long)s->n_events, (unsigned long long)s->ev_line);
     const jnode *m[5];
-    if (pt_members(s, root, ROOT_NAMES, 5, m) != 0)
+    if (pt_members(s, root, OA_ROOT_NAMES, 5, m) != 0)
         return -1;
     const jnode *err = m[0];
     if (err && (err->type == JV_OBJECT || err->type == JV_STRING))
@@ -324,7 +324,7 @@ int pt_openai_event(panto_stream *s, const sse_event *ev) {
         if (choices->type != JV_ARRAY)
             return pt_protocol(s, "choices in event %llu is not an array",
                                (unsigned long long)s->n_events);
-        for (const jnode *c = json_first(&s->doc, choices); c; c = json_next(&s->doc, c))
+        for (const jnode *c = pt_json_first(&s->doc, choices); c; c = pt_json_next(&s->doc, c))
             if (choice(s, c) != 0)
                 return -1;
     }

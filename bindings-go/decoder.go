@@ -289,6 +289,9 @@ func NewDecoder(wire Wire, opts ...Option) (*Decoder, error) {
 		return nil, fmt.Errorf("panto: unknown wire %d", int(wire))
 	}
 	var o C.panto_stream_options
+	if C.panto_stream_options_init(&o, C.PANTO_STREAM_OPTIONS_VERSION) != C.PANTO_OK {
+		return nil, fmt.Errorf("panto: the core refuses options version %d", int(C.PANTO_STREAM_OPTIONS_VERSION))
+	}
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -30,35 +30,35 @@ typedef struct {
     size_t cap;
 } jdoc;
 
-void json_doc_free(jdoc *d);
-size_t json_doc_memory(const jdoc *d);
+PT_INTERNAL void pt_json_doc_free(jdoc *d);
+PT_INTERNAL size_t pt_json_doc_memory(const jdoc *d);
 
 /* Parse buf[0..len) as exactly one JSON text (surrounding whitespace
  * allowed).  Reuses d's node storage.  Returns 0, or -1 with *err_off and
  * *err_msg (a static string) set; err_msg "out of memory" when allocation
  * failed, "nesting too deep" past max_depth. */
-int json_parse(jdoc *d, const uint8_t *buf, size_t len, uint32_t max_depth,
+PT_INTERNAL int pt_json_parse(jdoc *d, const uint8_t *buf, size_t len, uint32_t max_depth,
                size_t *err_off, const char **err_msg);
 
 /* Member `key` of object `obj`, or NULL if obj is NULL, not an object, or
  * lacks the key (keys compared after unescaping; last duplicate wins). */
-const jnode *json_get(const jdoc *d, const jnode *obj, const char *key);
+PT_INTERNAL const jnode *pt_json_get(const jdoc *d, const jnode *obj, const char *key);
 /* Element i of array `arr`, or NULL. */
-const jnode *json_at(const jdoc *d, const jnode *arr, size_t i);
+PT_INTERNAL const jnode *pt_json_at(const jdoc *d, const jnode *arr, size_t i);
 /* Child iteration: first child / next sibling, or NULL. */
-const jnode *json_first(const jdoc *d, const jnode *n);
-const jnode *json_next(const jdoc *d, const jnode *n);
+PT_INTERNAL const jnode *pt_json_first(const jdoc *d, const jnode *n);
+PT_INTERNAL const jnode *pt_json_next(const jdoc *d, const jnode *n);
 
 /* n is a string: store its unescaped value in *out, borrowing the input
  * when it had no escapes, else written into arena a.  Returns 0, or -1 on
  * out of memory or when n is not a string. */
-int json_string(const jnode *n, parena *a, panto_str *out);
+PT_INTERNAL int pt_json_string(const jnode *n, parena *a, panto_str *out);
 /* n is a string equal to the NUL-terminated s (after unescaping). */
-int json_string_eq(const jnode *n, const char *s);
+PT_INTERNAL int pt_json_string_eq(const jnode *n, const char *s);
 /* n is a non-negative integer number: its value, saturating at UINT64_MAX.
  * Returns 0, or -1 if n is NULL, not a number or negative/fractional. */
-int json_u64(const jnode *n, uint64_t *out);
+PT_INTERNAL int pt_json_u64(const jnode *n, uint64_t *out);
 /* n is NULL or JSON null. */
-int json_is_null(const jnode *n);
+PT_INTERNAL int pt_json_is_null(const jnode *n);
 
 #endif

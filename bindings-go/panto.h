@@ -35,26 +35,47 @@
 extern "C" {
 #endif
 
+/* PANTO_EXTERN(type) marks every function of the ABI (on the declarations
+ * below, libgit2's GIT_EXTERN).  Building libpanto as a Windows DLL defines
+ * PANTO_SHARED_BUILD; programs linking that DLL define PANTO_SHARED. */
 #if defined(_WIN32) && defined(PANTO_SHARED_BUILD)
 #define PANTO_EXTERN(type) __declspec(dllexport) type
+#elif defined(_WIN32) && defined(PANTO_SHARED)
+#define PANTO_EXTERN(type) __declspec(dllimport) type
 #elif defined(__GNUC__)
 #define PANTO_EXTERN(type) __attribute__((visibility("default"))) type
 #else
 #define PANTO_EXTERN(type) type
 #endif
 
+/* The library version, "MAJOR.MINOR.PATCH" from the three integer macros in
+ * the CDEF region below (the single source of the version: panto_version(),
+ * CMake and the Python package metadata read them). */
+#define PANTO_VERSION_STR_(x) #x
+#define PANTO_VERSION_STR(x) PANTO_VERSION_STR_(x)
+#define PANTO_VERSION                                                  \
+    PANTO_VERSION_STR(PANTO_VERSION_MAJOR) "." PANTO_VERSION_STR(      \
+        PANTO_VERSION_MINOR) "." PANTO_VERSION_STR(PANTO_VERSION_PATCH)
+
 /*
  * Everything between the two CDEF markers is read verbatim by the Python
  * binding's cffi build (python/panto/_build_ffi.py).  It may hold only plain
  * declarations, enums, structs and integer #defines: no other preprocessor
- * lines, and functions are declared without PANTO_EXTERN (the macro is
- * applied to the definitions in csrc/).
+ * lines.  The reader strips PANTO_EXTERN(type) down to `type`.
  */
 /* PANTO_CDEF_BEGIN */
 
 /* Bumped on every incompatible change to the declarations below.  Bindings
  * compare it with panto_abi_version() when they load the library. */
-#define PANTO_ABI_VERSION 1
+#define PANTO_ABI_VERSION 2
+
+/* The library version (see PANTO_VERSION above). */
+#define PANTO_VERSION_MAJOR 0
+#define PANTO_VERSION_MINOR 1
+#define PANTO_VERSION_PATCH 0
+
+/* The layout version of panto_stream_options; see PANTO_STREAM_OPTIONS_INIT. */
+#define PANTO_STREAM_OPTIONS_VERSION 1
 
 /* Status codes returned by the functions below. */
 typedef enum {
@@ -86,8 +107,15 @@ typedef enum {
     PANTO_BLOCK_TEXT = 1,
     PANTO_BLOCK_THINKING = 2,
     PANTO_BLOCK_REDACTED_THINKING = 3,
-    PANTO_BLOCK_TOOL_USE = 4
+    PANTO_BLOCK_TOOL_USE = 4,
+    PANTO_BLOCK_SERVER = 5          /* any other block (server_tool_use,
+                                       web_search_tool_result, ...), kept
+                                       opaque: its complete JSON object */
 } panto_block_kind;
+
+/* panto_block_complete.flags: PARTIAL marks a block cut short by an error,
+ * holding what arrived before it (see panto_next_event). */
+#define PANTO_BLOCK_FLAG_PARTIAL 1
 
 /* Normalized stop reasons; the provider's own string is kept beside it. */
 typedef enum {
@@ -134,9 +162,11 @@ typedef struct {
     panto_usage usage;          /* what the wire reported so far (Anthropic) */
 } panto_message_start;
 
+/* Fields holding an enum value are int32_t, so the layout never depends on
+ * the compiler's enum size. */
 typedef struct {
     uint32_t index;             /* 0, 1, 2 ... in order of first appearance */
-    panto_block_kind block_kind;
+    int32_t block_kind;         /* panto_block_kind */
 } panto_block_start;
 
 typedef struct {
@@ -147,22 +177,27 @@ typedef struct {
 
 typedef struct {
     uint32_t index;
-    panto_block_kind block_kind;
+    int32_t block_kind;         /* panto_block_kind */
     panto_str text;             /* text, thinking, or a raw JSON fragment */
 } panto_content_delta;
 
 typedef struct {
     uint32_t index;
-    panto_block_kind block_kind;
+    int32_t block_kind;         /* panto_block_kind */
+    uint32_t flags;             /* PANTO_BLOCK_FLAG_* */
+    uint32_t reserved;          /* zero */
     panto_str text;             /* full text / thinking / redacted data /
-                                   tool input JSON ("{}" when none was sent) */
+                                   tool input JSON ("{}" when none was sent) /
+                                   server: the block's complete JSON object */
     panto_str signature;        /* thinking: the signature, else empty */
     panto_str tool_id;          /* tool_use: the call id, else empty */
     panto_str tool_name;        /* tool_use: the tool name, else empty */
+    panto_str citations;        /* text: a JSON array of the block's citations
+                                   when the wire sent any, else empty */
 } panto_block_complete;
 
 typedef struct {
-    panto_stop_reason stop_reason;
+    int32_t stop_reason;        /* panto_stop_reason */
     panto_str raw_stop_reason;  /* empty when the wire sent none */
     panto_usage usage;          /* final totals for the message */
 } panto_message_complete;
@@ -175,7 +210,7 @@ typedef struct {
 } panto_sse_event;
 
 typedef struct {
-    panto_event_kind kind;
+    int32_t kind;               /* panto_event_kind */
     union {
         panto_message_start message_start;
         panto_block_start block_start;
@@ -188,37 +223,48 @@ typedef struct {
 } panto_event;
 
 typedef struct {
-    panto_error_code code;
+    int32_t code;               /* panto_error_code */
+    int32_t retryable;          /* 1 when repeating the request may succeed */
     panto_str message;          /* human-readable, names what was wrong */
     panto_str provider_type;    /* PANTO_ERR_PROVIDER: e.g. "overloaded_error" */
-    int retryable;              /* 1 when repeating the request may succeed */
+    uint64_t offset;            /* bytes of fed input before the line (SSE
+                                   errors) or the event (JSON, protocol and
+                                   provider errors) at fault; for truncation
+                                   and limits on undecoded input, all bytes
+                                   fed */
 } panto_error;
 
-/* Limits that bound a stream's memory.  A zero field takes the default. */
+/* Limits that bound a stream's memory.  A zero limit takes the default.
+ * Initialise with PANTO_STREAM_OPTIONS_INIT or panto_stream_options_init()
+ * so `version` is set: panto_stream_new() refuses any other version, so a
+ * field added later never reads garbage from an older caller. */
 typedef struct {
+    uint32_t version;           /* PANTO_STREAM_OPTIONS_VERSION */
+    uint32_t max_json_depth;    /* nesting of arrays/objects (default 128) */
     size_t max_event_bytes;     /* one SSE line or event payload (default 8 MiB) */
     size_t max_block_bytes;     /* one assembled block (default 64 MiB) */
     size_t max_buffer_bytes;    /* fed but not yet decoded (default 64 MiB) */
-    uint32_t max_json_depth;    /* nesting of arrays/objects (default 128) */
 } panto_stream_options;
 
 typedef struct panto_stream panto_stream;
 
 /* The ABI version the library was built with; equals PANTO_ABI_VERSION of
  * the header it was built from. */
-int panto_abi_version(void);
+PANTO_EXTERN(int) panto_abi_version(void);
 
 /* The library version as "MAJOR.MINOR.PATCH"; a static string. */
-const char *panto_version(void);
+PANTO_EXTERN(const char *) panto_version(void);
 
-/* Fill *opts with the default limits. */
-void panto_stream_options_init(panto_stream_options *opts);
+/* Fill *opts with the default limits for options layout `version` (pass
+ * PANTO_STREAM_OPTIONS_VERSION).  Returns PANTO_OK, or PANTO_ERROR for a
+ * NULL opts or a version this library does not know. */
+PANTO_EXTERN(int) panto_stream_options_init(panto_stream_options *opts, unsigned int version);
 
 /* Create a decoder for `wire` (a panto_wire value).  `opts` may be NULL for
  * the defaults.  On success stores the handle in *out and returns PANTO_OK;
  * returns PANTO_ERROR (and leaves *out NULL) for an unknown wire, a NULL
  * `out` or when memory runs out. */
-int panto_stream_new(int wire, const panto_stream_options *opts,
+PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
                      panto_stream **out);
 
 /* Append `len` bytes of input.  The bytes are copied; `buf` may be reused at
@@ -226,14 +272,14 @@ int panto_stream_new(int wire, const panto_stream_options *opts,
  * undecoded input would exceed max_buffer_bytes (PANTO_ERR_LIMIT).  Feeding
  * after panto_stream_finish() is PANTO_ERR_INVALID_ARGUMENT.  Feeding after
  * the terminal event is allowed: see panto_stream_finish(). */
-int panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t len);
+PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t len);
 
 /* Declare end of input.  Events still buffered remain available from
  * panto_next_event(); if the terminal event never comes, panto_next_event()
  * then fails with PANTO_ERR_TRUNCATED.  Returns PANTO_OK, or PANTO_ERROR if
  * the stream has failed -- including when the input after an already
  * delivered terminal event holds another event (PANTO_ERR_PROTOCOL). */
-int panto_stream_finish(panto_stream *s);
+PANTO_EXTERN(int) panto_stream_finish(panto_stream *s);
 
 /* Decode the next event.  Returns PANTO_EVENT and fills *ev; PANTO_NEED_MORE
  * when more input (or panto_stream_finish) is needed; PANTO_DONE once the
@@ -243,35 +289,45 @@ int panto_stream_finish(panto_stream *s);
  * later feed or finish fails.  If decoding one SSE event fails, none of the
  * events it would have produced is delivered.  Strings in *ev are borrowed:
  * see the conventions above. */
-int panto_next_event(panto_stream *s, panto_event *ev);
+PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev);
 
 /* Copy the stream's error into *out (code PANTO_ERR_NONE when there is
  * none).  The strings are borrowed like event strings.  Returns PANTO_OK,
  * or PANTO_ERROR when s or out is NULL. */
-int panto_stream_error(const panto_stream *s, panto_error *out);
+PANTO_EXTERN(int) panto_stream_error(const panto_stream *s, panto_error *out);
 
 /* Bytes of heap memory the stream holds right now (buffers included). */
-size_t panto_stream_memory(const panto_stream *s);
+PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s);
+
+/* Make the stream new again (same wire and options) for a retried request,
+ * keeping its buffers so the retry allocates nothing.  Strings of earlier
+ * events and errors become invalid.  Returns PANTO_OK, or PANTO_ERROR for a
+ * NULL stream. */
+PANTO_EXTERN(int) panto_stream_reset(panto_stream *s);
 
 /* Release the stream and everything it allocated.  NULL is a no-op. */
-void panto_stream_free(panto_stream *s);
+PANTO_EXTERN(void) panto_stream_free(panto_stream *s);
 
 /* Check that buf[0..len) is exactly one JSON text under RFC 8259 with
  * nesting no deeper than max_depth (0 = the default, 128).  Returns PANTO_OK
  * or PANTO_ERROR; on error, when non-NULL, *err_offset gets the byte offset
  * of the problem and *err_message a static NUL-terminated description. */
-int panto_json_validate(const uint8_t *buf, size_t len, uint32_t max_depth,
+PANTO_EXTERN(int) panto_json_validate(const uint8_t *buf, size_t len, uint32_t max_depth,
                         size_t *err_offset, const char **err_message);
 
 /* Static lowercase names for enum values ("tool_use", "content_delta",
  * "openai-chat", "bad_json", ...); "unknown" for values out of range. */
-const char *panto_wire_name(int wire);
-const char *panto_event_kind_name(int kind);
-const char *panto_block_kind_name(int kind);
-const char *panto_stop_reason_name(int reason);
-const char *panto_error_code_name(int code);
+PANTO_EXTERN(const char *) panto_wire_name(int wire);
+PANTO_EXTERN(const char *) panto_event_kind_name(int kind);
+PANTO_EXTERN(const char *) panto_block_kind_name(int kind);
+PANTO_EXTERN(const char *) panto_stop_reason_name(int reason);
+PANTO_EXTERN(const char *) panto_error_code_name(int code);
 
 /* PANTO_CDEF_END */
+
+/* Static initialiser: `panto_stream_options o = PANTO_STREAM_OPTIONS_INIT;`
+ * gives the defaults for every limit. */
+#define PANTO_STREAM_OPTIONS_INIT {PANTO_STREAM_OPTIONS_VERSION, 0, 0, 0, 0}
 
 #ifdef __cplusplus
 }

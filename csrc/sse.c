@@ -1,6 +1,6 @@
 /* sse.c -- WHATWG "Parsing an event stream", sans-I/O.
  *
- * The caller owns the input bytes.  sse_parse() consumes whole lines only;
+ * The caller owns the input bytes.  pt_sse_parse() consumes whole lines only;
  * a partial last line is handed back (not consumed) and passed again with
  * more bytes appended.  p->scanned remembers how much of that partial line
  * was already searched for a line end, so a long line fed in small pieces
@@ -16,18 +16,18 @@
  *
  * Dispatched events point into p->data / p->event / p->last_id.  The data
  * and event buffers are "reset" at dispatch by setting len = 0 only; their
- * bytes stay in place until the next sse_parse() call writes to them, so the
+ * bytes stay in place until the next pt_sse_parse() call writes to them, so the
  * pointers handed out remain valid until then. */
 #include "sse.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "../include/panto.h"
+#include "panto.h"
 
 static const uint8_t BOM[3] = {0xEF, 0xBB, 0xBF};
 
-void sse_init(sse_parser *p, size_t max_event_bytes, int strict)
+void pt_sse_init(sse_parser *p, size_t max_event_bytes, int strict)
 {
     memset(p, 0, sizeof *p);
     p->retry = -1;
@@ -36,15 +36,15 @@ void sse_init(sse_parser *p, size_t max_event_bytes, int strict)
     p->strict = strict;
 }
 
-void sse_free(sse_parser *p)
+void pt_sse_free(sse_parser *p)
 {
-    pbuf_free(&p->data);
-    pbuf_free(&p->event);
-    pbuf_free(&p->last_id);
+    pt_pbuf_free(&p->data);
+    pt_pbuf_free(&p->event);
+    pt_pbuf_free(&p->last_id);
     p->scanned = 0;
 }
 
-size_t sse_memory(const sse_parser *p)
+size_t pt_sse_memory(const sse_parser *p)
 {
     return p->data.cap + p->event.cap + p->last_id.cap;
 }
@@ -89,8 +89,8 @@ static int append_lossy(pbuf *b, const uint8_t *v, size_t n, size_t limit)
 {
     static const uint8_t FFFD[3] = {0xEF, 0xBF, 0xBD};
     while (n > 0) {
-        size_t ok = utf8_valid_prefix(v, n);
-        int rc = pbuf_append(b, v, ok, limit);
+        size_t ok = pt_utf8_valid_prefix(v, n);
+        int rc = pt_pbuf_append(b, v, ok, limit);
         if (rc != PU_OK)
             return rc;
         v += ok;
@@ -98,7 +98,7 @@ static int append_lossy(pbuf *b, const uint8_t *v, size_t n, size_t limit)
         if (n == 0)
             break;
         size_t bad = utf8_bad_len(v, n);
-        rc = pbuf_append(b, FFFD, 3, limit);
+        rc = pt_pbuf_append(b, FFFD, 3, limit);
         if (rc != PU_OK)
             return rc;
         v += bad;
@@ -112,7 +112,7 @@ static size_t lossy_size(const uint8_t *v, size_t n)
 {
     size_t out = 0;
     while (n > 0) {
-        size_t ok = utf8_valid_prefix(v, n);
+        size_t ok = pt_utf8_valid_prefix(v, n);
         out += ok;
         v += ok;
         n -= ok;
@@ -199,8 +199,10 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
         p->event.len = 0;
         return 1;
     }
-    if (ln[0] == ':')
+    if (ln[0] == ':') {
+        p->seen_field = 1;
         return 0;   /* comment */
+    }
 
     const uint8_t *colon = memchr(ln, ':', n);
     const uint8_t *name = ln, *val;
@@ -221,6 +223,7 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
 
     size_t max = p->max_event_bytes;
     if (name_len == 4 && memcmp(name, "data", 4) == 0) {
+        p->seen_field = 1;
         size_t add = p->strict ? vlen : lossy_size(val, vlen);
         /* The dispatched payload is data.len + add bytes (the final LF is
          * stripped); it must fit in max_event_bytes. */
@@ -232,45 +235,48 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
             return fail(err, PANTO_ERR_LIMIT);
         }
         size_t lim = max + 1;
-        int rc = p->strict ? pbuf_append(&p->data, val, vlen, lim)
+        int rc = p->strict ? pt_pbuf_append(&p->data, val, vlen, lim)
                            : append_lossy(&p->data, val, vlen, lim);
         if (rc == PU_OK)
-            rc = pbuf_append(&p->data, "\n", 1, lim);
+            rc = pt_pbuf_append(&p->data, "\n", 1, lim);
         if (rc != PU_OK)
             return oom(err);
         return 0;
     }
     if (name_len == 5 && memcmp(name, "event", 5) == 0) {
-        if (p->strict && utf8_valid_prefix(val, vlen) != vlen) {
+        p->seen_field = 1;
+        if (p->strict && pt_utf8_valid_prefix(val, vlen) != vlen) {
             snprintf(err->msg, sizeof err->msg,
                      "line %llu: invalid UTF-8 in SSE event field",
                      (unsigned long long)line_no);
             return fail(err, PANTO_ERR_BAD_SSE);
         }
         p->event.len = 0;
-        int rc = p->strict ? pbuf_append(&p->event, val, vlen, SIZE_MAX)
+        int rc = p->strict ? pt_pbuf_append(&p->event, val, vlen, SIZE_MAX)
                            : append_lossy(&p->event, val, vlen, SIZE_MAX);
         if (rc != PU_OK)
             return oom(err);
         return 0;
     }
     if (name_len == 2 && memcmp(name, "id", 2) == 0) {
+        p->seen_field = 1;
         if (vlen > 0 && memchr(val, 0, vlen) != NULL)
             return 0;   /* an id containing NUL is ignored */
-        if (p->strict && utf8_valid_prefix(val, vlen) != vlen) {
+        if (p->strict && pt_utf8_valid_prefix(val, vlen) != vlen) {
             snprintf(err->msg, sizeof err->msg,
                      "line %llu: invalid UTF-8 in SSE id field",
                      (unsigned long long)line_no);
             return fail(err, PANTO_ERR_BAD_SSE);
         }
         p->last_id.len = 0;
-        int rc = p->strict ? pbuf_append(&p->last_id, val, vlen, SIZE_MAX)
+        int rc = p->strict ? pt_pbuf_append(&p->last_id, val, vlen, SIZE_MAX)
                            : append_lossy(&p->last_id, val, vlen, SIZE_MAX);
         if (rc != PU_OK)
             return oom(err);
         return 0;
     }
     if (name_len == 5 && memcmp(name, "retry", 5) == 0) {
+        p->seen_field = 1;
         if (vlen == 0)
             return 0;
         int64_t r = 0;
@@ -287,9 +293,11 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
         p->retry = r;
         return 0;
     }
-    /* Unknown field: ignored, except in strict mode where it means the body
-     * is not an event stream at all (an HTML or JSON error page). */
-    if (p->strict) {
+    /* Unknown field: ignored (WHATWG; OpenRouter upstreams have sent
+     * " data: {...}").  Strict mode (the provider wires) makes one exception:
+     * an unknown field before any comment or known field means the body is
+     * not an event stream at all (an HTML or JSON error page). */
+    if (p->strict && !p->seen_field) {
         char snip[200];
         quote_snippet(snip, sizeof snip, ln, n);
         snprintf(err->msg, sizeof err->msg, "line %llu: not an SSE field: \"%s\"",
@@ -308,7 +316,7 @@ static const uint8_t *find_eol(const uint8_t *s, size_t n)
     return cr ? cr : lf;
 }
 
-int sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
+int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
               sse_event *ev, sse_error *err)
 {
     size_t pos = 0;
@@ -346,8 +354,9 @@ int sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
         if (eol == NULL) {
             if (avail > p->max_event_bytes) {
                 snprintf(err->msg, sizeof err->msg,
-                         "line %llu: SSE line exceeds max_event_bytes (at least %zu > %zu bytes)",
-                         (unsigned long long)p->line_no, avail, p->max_event_bytes);
+                         "line %llu: SSE line exceeds max_event_bytes (%zu bytes)",
+                         (unsigned long long)p->line_no, p->max_event_bytes);
+                p->line_off = p->base + pos;
                 *consumed = pos;
                 return fail(err, PANTO_ERR_LIMIT);
             }
@@ -358,9 +367,12 @@ int sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
         p->scanned = 0;
         size_t lnlen = (size_t)(eol - (in + pos));
         if (lnlen > p->max_event_bytes) {
+            /* The same message whatever the feeds' split (the line may be
+             * seen whole or cut): its length is not quoted. */
             snprintf(err->msg, sizeof err->msg,
-                     "line %llu: SSE line exceeds max_event_bytes (%zu > %zu bytes)",
-                     (unsigned long long)p->line_no, lnlen, p->max_event_bytes);
+                     "line %llu: SSE line exceeds max_event_bytes (%zu bytes)",
+                     (unsigned long long)p->line_no, p->max_event_bytes);
+            p->line_off = p->base + pos;
             *consumed = pos;
             return fail(err, PANTO_ERR_LIMIT);
         }
@@ -375,6 +387,13 @@ int sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
             }
         }
         uint64_t line_no = p->line_no++;
+        p->line_off = p->base + pos;
+        if (lnlen == 0) {
+            p->in_event = 0;
+        } else if (!p->in_event) {
+            p->in_event = 1;
+            p->ev_off = p->line_off;
+        }
         pos = next;
         int r = process_line(p, ln, lnlen, line_no, ev, err);
         if (r == SSE_ERROR) {

@@ -19,6 +19,16 @@ typedef struct {
                            that are not UTF-8, are errors */
     int skip_lf;        /* last line ended in CR: a leading LF is its tail */
     int started;        /* past the optional BOM */
+    int in_event;       /* a field line of the event being built was seen */
+    int seen_field;     /* a comment or known field was seen (strict mode:
+                           before that, an unknown field means the body is
+                           not an event stream at all) */
+    /* Byte offsets into the whole input: the caller sets `base` to the
+     * offset of in[0] before each pt_sse_parse call. */
+    uint64_t base;
+    uint64_t line_off;  /* start of the last line processed (errors) */
+    uint64_t ev_off;    /* start of the first line of the event being built
+                           or just dispatched */
 } sse_parser;
 
 /* A dispatched event; pointers valid until the next sse_* call. */
@@ -40,9 +50,9 @@ typedef struct {
     char msg[256];
 } sse_error;
 
-void sse_init(sse_parser *p, size_t max_event_bytes, int strict);
-void sse_free(sse_parser *p);
-size_t sse_memory(const sse_parser *p);
+PT_INTERNAL void pt_sse_init(sse_parser *p, size_t max_event_bytes, int strict);
+PT_INTERNAL void pt_sse_free(sse_parser *p);
+PT_INTERNAL size_t pt_sse_memory(const sse_parser *p);
 
 /* Parse lines from in[0..len).  Stores in *consumed how many bytes were
  * used up (whole lines only; a partial last line stays with the caller, who
@@ -52,7 +62,7 @@ size_t sse_memory(const sse_parser *p);
  * for a line or event over max_event_bytes, PANTO_ERR_BAD_SSE in strict
  * mode).  At end of input the caller simply stops: per the standard, a
  * partial line and an undispatched event are discarded. */
-int sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
+PT_INTERNAL int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
               sse_event *ev, sse_error *err);
 
 #endif

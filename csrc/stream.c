@@ -12,7 +12,6 @@
 /* ---- layout expectations shared with the bindings (LP64 / LLP64) ---- */
 
 _Static_assert(sizeof(int) == 4, "int is 32 bits");
-_Static_assert(sizeof(panto_event_kind) == 4, "enums are int-sized");
 #if UINTPTR_MAX == 0xffffffffffffffffu && SIZE_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(panto_str) == 16, "panto_str is {ptr, len}");
 _Static_assert(offsetof(panto_str, len) == 8, "panto_str.len");
@@ -22,18 +21,21 @@ _Static_assert(sizeof(panto_block_start) == 8, "panto_block_start");
 _Static_assert(sizeof(panto_tool_details) == 40, "panto_tool_details");
 _Static_assert(sizeof(panto_content_delta) == 24, "panto_content_delta");
 _Static_assert(offsetof(panto_content_delta, text) == 8, "content_delta.text");
-_Static_assert(sizeof(panto_block_complete) == 72, "panto_block_complete");
-_Static_assert(offsetof(panto_block_complete, tool_name) == 56, "block_complete.tool_name");
+_Static_assert(sizeof(panto_block_complete) == 96, "panto_block_complete");
+_Static_assert(offsetof(panto_block_complete, text) == 16, "block_complete.text");
+_Static_assert(offsetof(panto_block_complete, tool_name) == 64, "block_complete.tool_name");
+_Static_assert(offsetof(panto_block_complete, citations) == 80, "block_complete.citations");
 _Static_assert(sizeof(panto_message_complete) == 64, "panto_message_complete");
 _Static_assert(offsetof(panto_message_complete, usage) == 24, "message_complete.usage");
 _Static_assert(sizeof(panto_sse_event) == 56, "panto_sse_event");
 _Static_assert(offsetof(panto_sse_event, retry) == 48, "sse_event.retry");
 _Static_assert(offsetof(panto_event, u) == 8, "panto_event.u");
-_Static_assert(sizeof(panto_event) == 80, "panto_event");
+_Static_assert(sizeof(panto_event) == 104, "panto_event");
 _Static_assert(sizeof(panto_error) == 48, "panto_error");
-_Static_assert(offsetof(panto_error, retryable) == 40, "panto_error.retryable");
+_Static_assert(offsetof(panto_error, message) == 8, "panto_error.message");
+_Static_assert(offsetof(panto_error, offset) == 40, "panto_error.offset");
 _Static_assert(sizeof(panto_stream_options) == 32, "panto_stream_options");
-_Static_assert(offsetof(panto_stream_options, max_json_depth) == 24, "options.max_json_depth");
+_Static_assert(offsetof(panto_stream_options, max_event_bytes) == 8, "options.max_event_bytes");
 #endif
 
 #define PT_KEEP_CAP ((size_t)64 << 10) /* recycled slot buffers kept up to this */
@@ -56,9 +58,9 @@ int pt_eq(panto_str a, const char *lit) {
 
 static void err_set_static(panto_stream *s, panto_error_code code, const char *msg) {
     s->err_code = code;
-    pbuf_clear(&s->err_msg);
-    if (pbuf_append(&s->err_msg, msg, strlen(msg), SIZE_MAX) != PU_OK) {
-        pbuf_free(&s->err_msg);
+    pt_pbuf_clear(&s->err_msg);
+    if (pt_pbuf_append(&s->err_msg, msg, strlen(msg), SIZE_MAX) != PU_OK) {
+        pt_pbuf_free(&s->err_msg);
         s->err_code = PANTO_ERR_NO_MEMORY;
     }
 }
@@ -78,9 +80,10 @@ static int pt_vfail(panto_stream *s, panto_error_code code, const char *prefix,
     }
     size_t plen = prefix ? strlen(prefix) : 0;
     s->err_code = code;
-    pbuf_clear(&s->err_msg);
-    if (pbuf_reserve(&s->err_msg, plen + (size_t)n + 1, SIZE_MAX) != PU_OK) {
-        pbuf_free(&s->err_msg); /* panto_stream_error falls back to the code's name */
+    s->err_off = s->cur_off;
+    pt_pbuf_clear(&s->err_msg);
+    if (pt_pbuf_reserve(&s->err_msg, plen + (size_t)n + 1, SIZE_MAX) != PU_OK) {
+        pt_pbuf_free(&s->err_msg); /* panto_stream_error falls back to the code's name */
         return -1;
     }
     if (plen)
@@ -120,14 +123,15 @@ int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
     if (s->err_code != PANTO_ERR_NONE)
         return -1;
     s->err_code = PANTO_ERR_PROVIDER;
+    s->err_off = s->cur_off;
     s->err_retryable = retryable ? 1 : 0;
-    pbuf_clear(&s->err_msg);
-    pbuf_clear(&s->err_type);
+    pt_pbuf_clear(&s->err_msg);
+    pt_pbuf_clear(&s->err_type);
     if (message.len == 0)
         message = pt_mkstr("provider error", 14);
-    if (pbuf_append(&s->err_msg, message.ptr, message.len, SIZE_MAX) != PU_OK ||
-        pbuf_append(&s->err_type, type.ptr, type.len, SIZE_MAX) != PU_OK) {
-        pbuf_free(&s->err_type);
+    if (pt_pbuf_append(&s->err_msg, message.ptr, message.len, SIZE_MAX) != PU_OK ||
+        pt_pbuf_append(&s->err_type, type.ptr, type.len, SIZE_MAX) != PU_OK) {
+        pt_pbuf_free(&s->err_type);
         s->err_code = PANTO_ERR_NONE;
         return pt_nomem(s);
     }
@@ -136,7 +140,7 @@ int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
 
 /* ---- the event queue ---- */
 
-panto_event *pt_push(panto_stream *s, panto_event_kind kind) {
+panto_event *pt_push(panto_stream *s, int32_t kind) {
     if (s->q_head + s->q_len == s->q_cap) {
         size_t ncap = s->q_cap ? s->q_cap * 2 : 16;
         panto_event *nq = realloc(s->q, ncap * sizeof *nq);
@@ -158,7 +162,7 @@ panto_event *pt_push(panto_stream *s, panto_event_kind kind) {
 const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
     size_t off = 0;
     const char *msg = NULL;
-    if (json_parse(&s->doc, (const uint8_t *)ev->data, ev->data_len,
+    if (pt_json_parse(&s->doc, (const uint8_t *)ev->data, ev->data_len,
                    s->opt.max_json_depth, &off, &msg) != 0) {
         if (msg && strcmp(msg, "out of memory") == 0) {
             pt_nomem(s);
@@ -178,7 +182,7 @@ const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
 }
 
 int pt_str(panto_stream *s, const jnode *n, panto_str *out) {
-    if (json_string(n, &s->arena, out) != 0)
+    if (pt_json_string(n, &s->arena, out) != 0)
         return pt_nomem(s);
     *out = pt_mkstr(out->ptr, out->len);
     return 0;
@@ -191,15 +195,15 @@ int pt_members(panto_stream *s, const jnode *obj, const pt_name *names, size_t n
     if (!obj || obj->type != JV_OBJECT)
         return 0;
     const jdoc *d = &s->doc;
-    for (const jnode *k = json_first(d, obj); k;) {
-        const jnode *v = json_next(d, k);
+    for (const jnode *k = pt_json_first(d, obj); k;) {
+        const jnode *v = pt_json_next(d, k);
         if (!v)
             break;
         const char *kp = k->p;
         size_t kl = k->len;
         if (k->escaped) {
             panto_str ks;
-            if (json_string(k, &s->arena, &ks) != 0)
+            if (pt_json_string(k, &s->arena, &ks) != 0)
                 return pt_nomem(s);
             kp = ks.ptr;
             kl = ks.len;
@@ -211,7 +215,7 @@ int pt_members(panto_stream *s, const jnode *obj, const pt_name *names, size_t n
                 break;
             }
         }
-        k = json_next(d, v);
+        k = pt_json_next(d, v);
     }
     return 0;
 }
@@ -261,9 +265,9 @@ pt_key *pt_key_add(panto_stream *s, uint64_t key, uint32_t state) {
 
 static void slot_recycle_buf(pbuf *b) {
     if (b->cap > PT_KEEP_CAP)
-        pbuf_free(b);
+        pt_pbuf_free(b);
     else
-        pbuf_clear(b);
+        pt_pbuf_clear(b);
 }
 
 static void slot_recycle(pt_slot *sl) {
@@ -271,6 +275,7 @@ static void slot_recycle(pt_slot *sl) {
     slot_recycle_buf(&sl->sig);
     slot_recycle_buf(&sl->tool_id);
     slot_recycle_buf(&sl->tool_name);
+    slot_recycle_buf(&sl->cites);
     sl->state = PT_SLOT_FREE;
     sl->keyed = 0;
 }
@@ -312,7 +317,7 @@ static int block_limit(panto_stream *s, uint32_t index, const char *what) {
 int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t n) {
     if (n == 0)
         return 0;
-    int r = pbuf_append(what, p, n, s->opt.max_block_bytes);
+    int r = pt_pbuf_append(what, p, n, s->opt.max_block_bytes);
     if (r == PU_OK)
         return 0;
     if (r == PU_LIMIT)
@@ -321,7 +326,7 @@ int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t
     return pt_nomem(s);
 }
 
-int pt_block_open(panto_stream *s, panto_block_kind kind, uint64_t key,
+int pt_block_open(panto_stream *s, int32_t kind, uint64_t key,
                   panto_str tool_id, panto_str tool_name) {
     int si = slot_alloc(s);
     if (si < 0)
@@ -338,8 +343,8 @@ int pt_block_open(panto_stream *s, panto_block_kind kind, uint64_t key,
     ev->u.block_start.index = sl->index;
     ev->u.block_start.block_kind = kind;
     if (kind == PANTO_BLOCK_TOOL_USE) {
-        if (pbuf_append(&sl->tool_id, tool_id.ptr, tool_id.len, s->opt.max_block_bytes) != PU_OK ||
-            pbuf_append(&sl->tool_name, tool_name.ptr, tool_name.len, s->opt.max_block_bytes) != PU_OK) {
+        if (pt_pbuf_append(&sl->tool_id, tool_id.ptr, tool_id.len, s->opt.max_block_bytes) != PU_OK ||
+            pt_pbuf_append(&sl->tool_name, tool_name.ptr, tool_name.len, s->opt.max_block_bytes) != PU_OK) {
             if (tool_id.len > s->opt.max_block_bytes || tool_name.len > s->opt.max_block_bytes)
                 return block_limit(s, sl->index, "tool id or name");
             return pt_nomem(s);
@@ -386,6 +391,10 @@ int pt_block_complete(panto_stream *s, int slot) {
     bc->signature = pt_mkstr(sl->sig.p, sl->sig.len);
     bc->tool_id = pt_mkstr(sl->tool_id.p, sl->tool_id.len);
     bc->tool_name = pt_mkstr(sl->tool_name.p, sl->tool_name.len);
+    if (sl->kind == PANTO_BLOCK_TEXT && sl->cites.len)
+        bc->citations = pt_mkstr(sl->cites.p, sl->cites.len);
+    else
+        bc->citations = pt_mkstr(NULL, 0);
     if (sl->keyed) {
         pt_key *k = pt_key_find(s, sl->key);
         if (k)
@@ -439,8 +448,8 @@ int pt_message_complete(panto_stream *s) {
 }
 
 int pt_set_stop_raw(panto_stream *s, panto_str raw) {
-    pbuf_clear(&s->stop_raw);
-    if (pbuf_append(&s->stop_raw, raw.ptr, raw.len, s->opt.max_event_bytes) != PU_OK)
+    pt_pbuf_clear(&s->stop_raw);
+    if (pt_pbuf_append(&s->stop_raw, raw.ptr, raw.len, s->opt.max_event_bytes) != PU_OK)
         return pt_nomem(s);
     return 0;
 }
@@ -473,16 +482,22 @@ static int dispatch(panto_stream *s, const sse_event *se) {
 
 PANTO_EXTERN(int) panto_abi_version(void) { return PANTO_ABI_VERSION; }
 
-PANTO_EXTERN(const char *) panto_version(void) { return "0.1.0"; }
+PANTO_EXTERN(const char *) panto_version(void) { return PANTO_VERSION; }
 
-PANTO_EXTERN(void) panto_stream_options_init(panto_stream_options *opts) {
-    if (!opts)
-        return;
+static void options_defaults(panto_stream_options *opts) {
     memset(opts, 0, sizeof *opts);
+    opts->version = PANTO_STREAM_OPTIONS_VERSION;
     opts->max_event_bytes = PT_DEFAULT_MAX_EVENT;
     opts->max_block_bytes = PT_DEFAULT_MAX_BLOCK;
     opts->max_buffer_bytes = PT_DEFAULT_MAX_BUFFER;
     opts->max_json_depth = PT_DEFAULT_JSON_DEPTH;
+}
+
+PANTO_EXTERN(int) panto_stream_options_init(panto_stream_options *opts, unsigned int version) {
+    if (!opts || version != PANTO_STREAM_OPTIONS_VERSION)
+        return PANTO_ERROR;
+    options_defaults(opts);
+    return PANTO_OK;
 }
 
 PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
@@ -493,11 +508,13 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
     if (wire != PANTO_WIRE_SSE && wire != PANTO_WIRE_OPENAI_CHAT &&
         wire != PANTO_WIRE_ANTHROPIC_MESSAGES)
         return PANTO_ERROR;
+    if (opts && opts->version != PANTO_STREAM_OPTIONS_VERSION)
+        return PANTO_ERROR;
     panto_stream *s = calloc(1, sizeof *s);
     if (!s)
         return PANTO_ERROR;
     s->wire = wire;
-    panto_stream_options_init(&s->opt);
+    options_defaults(&s->opt);
     if (opts) {
         if (opts->max_event_bytes)
             s->opt.max_event_bytes = opts->max_event_bytes;
@@ -508,7 +525,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
         if (opts->max_json_depth)
             s->opt.max_json_depth = opts->max_json_depth;
     }
-    sse_init(&s->sse, s->opt.max_event_bytes, wire != PANTO_WIRE_SSE);
+    pt_sse_init(&s->sse, s->opt.max_event_bytes, wire != PANTO_WIRE_SSE);
     s->tt_slot = -1;
     s->last_tool_slot = -1;
     *out = s;
@@ -518,22 +535,22 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
 PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
     if (!s)
         return;
-    pbuf_free(&s->in);
-    sse_free(&s->sse);
-    json_doc_free(&s->doc);
-    parena_free(&s->arena);
+    pt_pbuf_free(&s->in);
+    pt_sse_free(&s->sse);
+    pt_json_doc_free(&s->doc);
+    pt_parena_free(&s->arena);
     free(s->q);
     for (size_t i = 0; i < s->n_slots; i++) {
-        pbuf_free(&s->slots[i].text);
-        pbuf_free(&s->slots[i].sig);
-        pbuf_free(&s->slots[i].tool_id);
-        pbuf_free(&s->slots[i].tool_name);
+        pt_pbuf_free(&s->slots[i].text);
+        pt_pbuf_free(&s->slots[i].sig);
+        pt_pbuf_free(&s->slots[i].tool_id);
+        pt_pbuf_free(&s->slots[i].tool_name);
     }
     free(s->slots);
     free(s->keys);
-    pbuf_free(&s->stop_raw);
-    pbuf_free(&s->err_msg);
-    pbuf_free(&s->err_type);
+    pt_pbuf_free(&s->stop_raw);
+    pt_pbuf_free(&s->err_msg);
+    pt_pbuf_free(&s->err_type);
     free(s);
 }
 
@@ -554,6 +571,7 @@ PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t 
     }
     size_t pending = s->in.len - s->in_off;
     if (len > s->opt.max_buffer_bytes || pending > s->opt.max_buffer_bytes - len) {
+        s->cur_off = s->in_base + s->in.len;
         pt_fail(s, PANTO_ERR_LIMIT,
                 "undecoded input would exceed max_buffer_bytes (%zu bytes): %zu buffered + %zu fed",
                 s->opt.max_buffer_bytes, pending, len);
@@ -562,13 +580,15 @@ PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t 
     /* Compact: drop the decoded prefix once it is at least as large as what
      * remains, so every byte is moved O(1) times on average. */
     if (s->in_off == s->in.len) {
-        pbuf_clear(&s->in);
+        s->in_base += s->in.len;
+        pt_pbuf_clear(&s->in);
         s->in_off = 0;
     } else if (s->in_off > 0 && s->in_off >= pending) {
-        pbuf_consume(&s->in, s->in_off);
+        s->in_base += s->in_off;
+        pt_pbuf_consume(&s->in, s->in_off);
         s->in_off = 0;
     }
-    if (pbuf_append(&s->in, buf, len, SIZE_MAX) != PU_OK) {
+    if (pt_pbuf_append(&s->in, buf, len, SIZE_MAX) != PU_OK) {
         pt_nomem(s);
         return PANTO_ERROR;
     }
@@ -583,17 +603,20 @@ static int parse_next(panto_stream *s, sse_event *se) {
     size_t n = s->in.len - s->in_off;
     serr.code = 0;
     serr.msg[0] = 0;
-    int r = sse_parse(&s->sse, p, n, &used, se, &serr);
+    s->sse.base = s->in_base + s->in_off;
+    int r = pt_sse_parse(&s->sse, p, n, &used, se, &serr);
     if (used > n)
         used = n;
     s->in_off += used;
     if (r == SSE_ERROR) {
+        s->cur_off = s->sse.line_off;
         serr.msg[sizeof serr.msg - 1] = 0;
         int code = serr.code > 0 && serr.code <= PANTO_ERR_NO_MEMORY ? serr.code : PANTO_ERR_BAD_SSE;
         pt_fail(s, (panto_error_code)code, "%s", serr.msg[0] ? serr.msg : "bad event stream");
         return SSE_ERROR;
     }
     if (r == SSE_EVENT) {
+        s->cur_off = s->sse.ev_off;
         s->n_events++;
         s->ev_line = s->sse.line_no > 2 ? s->sse.line_no - 2 : 1;
     }
@@ -615,7 +638,7 @@ PANTO_EXTERN(int) panto_stream_finish(panto_stream *s) {
     if (s->wire != PANTO_WIRE_SSE && s->terminal && s->q_len == 0) {
         /* The terminal was delivered: what follows may hold comments and
          * blank lines, but no further event. */
-        parena_reset(&s->arena);
+        pt_parena_reset(&s->arena);
         for (;;) {
             sse_event se;
             int r = parse_next(s, &se);
@@ -659,7 +682,7 @@ PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
     recycle_retired(s);
     for (;;) {
         sse_event se;
-        parena_reset(&s->arena);
+        pt_parena_reset(&s->arena);
         int r = parse_next(s, &se);
         if (r == SSE_ERROR)
             return PANTO_ERROR;
@@ -671,6 +694,7 @@ PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
                 return PANTO_DONE;
             }
             size_t partial = s->in.len - s->in_off;
+            s->cur_off = s->in_base + s->in.len;
             const char *more = "";
             char extra[160];
             extra[0] = 0;
@@ -714,6 +738,7 @@ PANTO_EXTERN(int) panto_stream_error(const panto_stream *s, panto_error *out) {
     }
     out->provider_type = pt_mkstr(s->err_type.p, s->err_type.len);
     out->retryable = s->err_retryable;
+    out->offset = s->err_code != PANTO_ERR_NONE ? s->err_off : 0;
     return PANTO_OK;
 }
 
@@ -722,17 +747,63 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
         return 0;
     size_t m = sizeof *s;
     m += s->in.cap;
-    m += sse_memory(&s->sse);
-    m += json_doc_memory(&s->doc);
+    m += pt_sse_memory(&s->sse);
+    m += pt_json_doc_memory(&s->doc);
     m += s->arena.bytes;
     m += s->q_cap * sizeof *s->q;
     m += s->cap_slots * sizeof *s->slots;
     for (size_t i = 0; i < s->n_slots; i++)
         m += s->slots[i].text.cap + s->slots[i].sig.cap + s->slots[i].tool_id.cap +
-             s->slots[i].tool_name.cap;
+             s->slots[i].tool_name.cap + s->slots[i].cites.cap;
     m += s->cap_keys * sizeof *s->keys;
     m += s->stop_raw.cap + s->err_msg.cap + s->err_type.cap;
     return m;
+}
+
+PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
+    if (!s)
+        return PANTO_ERROR;
+    /* Keep: wire, options, the input buffer, the SSE parser's buffers, the
+     * JSON nodes, the arena's chunk, the queue, slot buffers (up to
+     * PT_KEEP_CAP each), the key array and the message buffers. */
+    pt_pbuf_clear(&s->in);
+    s->in_off = 0;
+    s->in_base = 0;
+    s->cur_off = 0;
+    pbuf data = s->sse.data, event = s->sse.event, last_id = s->sse.last_id;
+    pt_sse_init(&s->sse, s->opt.max_event_bytes, s->wire != PANTO_WIRE_SSE);
+    pt_pbuf_clear(&data);
+    pt_pbuf_clear(&event);
+    pt_pbuf_clear(&last_id);
+    s->sse.data = data;
+    s->sse.event = event;
+    s->sse.last_id = last_id;
+    pt_parena_reset(&s->arena);
+    s->q_head = s->q_len = 0;
+    for (size_t i = 0; i < s->n_slots; i++)
+        slot_recycle(&s->slots[i]);
+    s->n_keys = 0;
+    s->n_blocks = 0;
+    s->n_retired = 0;
+    memset(&s->usage, 0, sizeof s->usage);
+    pt_pbuf_clear(&s->stop_raw);
+    s->stop = 0;
+    s->n_events = 0;
+    s->ev_line = 0;
+    s->started = 0;
+    s->tt_slot = -1;
+    s->refusal_seen = 0;
+    s->synth_key = 0;
+    s->last_tool_slot = -1;
+    s->eof = 0;
+    s->terminal = 0;
+    s->done = 0;
+    s->err_code = PANTO_ERR_NONE;
+    s->err_off = 0;
+    pt_pbuf_clear(&s->err_msg);
+    pt_pbuf_clear(&s->err_type);
+    s->err_retryable = 0;
+    return PANTO_OK;
 }
 
 /* ---- names ---- */
@@ -765,6 +836,7 @@ PANTO_EXTERN(const char *) panto_block_kind_name(int kind) {
     case PANTO_BLOCK_THINKING: return "thinking";
     case PANTO_BLOCK_REDACTED_THINKING: return "redacted_thinking";
     case PANTO_BLOCK_TOOL_USE: return "tool_use";
+    case PANTO_BLOCK_SERVER: return "server";
     default: return "unknown";
     }
 }

@@ -13,7 +13,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "../include/panto.h"
+#include "panto.h"
 #include "json.h"
 #include "sse.h"
 #include "util.h"
@@ -30,13 +30,15 @@ enum { PT_SLOT_FREE = 0, PT_SLOT_OPEN = 1, PT_SLOT_RETIRED = 2 };
 typedef struct {
     uint8_t state;              /* PT_SLOT_* */
     uint8_t keyed;              /* key is in the key map */
-    panto_block_kind kind;
+    int32_t kind;               /* panto_block_kind */
     uint32_t index;             /* panto's block index */
     uint64_t key;               /* the wire's key for the block */
     pbuf text;                  /* text / thinking / redacted data / tool JSON */
     pbuf sig;                   /* thinking signature */
     pbuf tool_id;
     pbuf tool_name;
+    pbuf cites;                 /* text: citations as a JSON array; server:
+                                   the start object's JSON with "input" cut out */
 } pt_slot;
 
 /* The map from a wire key (Anthropic content index, OpenAI tool call index)
@@ -57,6 +59,8 @@ struct panto_stream {
     /* input: in.p[in_off .. in.len) is fed but not yet decoded */
     pbuf in;
     size_t in_off;
+    uint64_t in_base;           /* offset in the whole input of in.p[0] */
+    uint64_t cur_off;           /* offset of the event being decoded */
 
     sse_parser sse;
     jdoc doc;
@@ -95,6 +99,7 @@ struct panto_stream {
 
     /* error state: sticky */
     panto_error_code err_code;
+    uint64_t err_off;
     pbuf err_msg;
     pbuf err_type;
     int err_retryable;
@@ -103,62 +108,62 @@ struct panto_stream {
 /* ---- helpers for the wire decoders (stream.c) ---- */
 
 /* Record a sticky error; message formatted printf-style.  Returns -1. */
-int pt_fail(panto_stream *s, panto_error_code code, const char *fmt, ...)
+PT_INTERNAL int pt_fail(panto_stream *s, panto_error_code code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 /* A protocol violation: message prefixed "protocol violation: ". */
-int pt_protocol(panto_stream *s, const char *fmt, ...)
+PT_INTERNAL int pt_protocol(panto_stream *s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* A provider error object (type may be empty). Returns -1. */
-int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
+PT_INTERNAL int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
                       int retryable);
 
 /* Append a zeroed event of `kind` to the queue; NULL (error set) on OOM. */
-panto_event *pt_push(panto_stream *s, panto_event_kind kind);
+PT_INTERNAL panto_event *pt_push(panto_stream *s, int32_t kind);
 
 /* Parse the data of SSE event `ev` as JSON; NULL with error set on failure. */
-const jnode *pt_parse_json(panto_stream *s, const sse_event *ev);
+PT_INTERNAL const jnode *pt_parse_json(panto_stream *s, const sse_event *ev);
 
 /* A string from a JSON node (unescaped into the arena when needed). Returns
  * 0, or -1 with error set on OOM.  n must be a string. */
-int pt_str(panto_stream *s, const jnode *n, panto_str *out);
+PT_INTERNAL int pt_str(panto_stream *s, const jnode *n, panto_str *out);
 
 /* Make a non-NULL panto_str. */
-panto_str pt_mkstr(const void *p, size_t len);
+PT_INTERNAL panto_str pt_mkstr(const void *p, size_t len);
 
 /* Keys */
-pt_key *pt_key_find(panto_stream *s, uint64_t key);
-pt_key *pt_key_add(panto_stream *s, uint64_t key, uint32_t state);  /* NULL on OOM */
+PT_INTERNAL pt_key *pt_key_find(panto_stream *s, uint64_t key);
+PT_INTERNAL pt_key *pt_key_add(panto_stream *s, uint64_t key, uint32_t state);  /* NULL on OOM */
 
 /* Open a block: new slot, new panto index, BLOCK_START queued (and
  * TOOL_DETAILS for tool_use with the given id/name).  Returns the slot
  * number, or -1 with error set. */
-int pt_block_open(panto_stream *s, panto_block_kind kind, uint64_t key,
+PT_INTERNAL int pt_block_open(panto_stream *s, int32_t kind, uint64_t key,
                   panto_str tool_id, panto_str tool_name);
 /* Append to a block accumulator (what = the slot's text or sig); -1 on limit
  * or OOM with error set. */
-int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t n);
+PT_INTERNAL int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t n);
 /* Append text and queue a CONTENT_DELTA (skipped when n == 0). */
-int pt_block_delta(panto_stream *s, int slot, panto_str text);
+PT_INTERNAL int pt_block_delta(panto_stream *s, int slot, panto_str text);
 /* Queue BLOCK_COMPLETE and retire the slot. */
-int pt_block_complete(panto_stream *s, int slot);
+PT_INTERNAL int pt_block_complete(panto_stream *s, int slot);
 /* Complete every open block in index order. */
-int pt_complete_all(panto_stream *s);
+PT_INTERNAL int pt_complete_all(panto_stream *s);
 
 /* Queue MESSAGE_START (id/model may be empty) and set s->started. */
-int pt_message_start(panto_stream *s, panto_str id, panto_str model);
+PT_INTERNAL int pt_message_start(panto_stream *s, panto_str id, panto_str model);
 /* Queue MESSAGE_COMPLETE and set s->terminal. */
-int pt_message_complete(panto_stream *s);
+PT_INTERNAL int pt_message_complete(panto_stream *s);
 /* Remember the wire's stop reason string. */
-int pt_set_stop_raw(panto_stream *s, panto_str raw);
+PT_INTERNAL int pt_set_stop_raw(panto_stream *s, panto_str raw);
 
 /* Compare a panto_str with a C string literal. */
-int pt_eq(panto_str a, const char *lit);
+PT_INTERNAL int pt_eq(panto_str a, const char *lit);
 #define PT_EQ(a, lit) ((a).len == sizeof(lit) - 1 && memcmp((a).ptr, (lit), sizeof(lit) - 1) == 0)
 
 /* Look up several members of an object in one pass: out[i] gets the value
@@ -169,11 +174,11 @@ typedef struct {
     size_t n;
 } pt_name;
 #define PT_NAME(lit) {(lit), sizeof(lit) - 1}
-int pt_members(panto_stream *s, const jnode *obj, const pt_name *names, size_t n,
+PT_INTERNAL int pt_members(panto_stream *s, const jnode *obj, const pt_name *names, size_t n,
                const jnode **out);
 
 /* Wire decoders: handle one dispatched SSE event.  0 or -1 (error set). */
-int pt_openai_event(panto_stream *s, const sse_event *ev);
-int pt_anthropic_event(panto_stream *s, const sse_event *ev);
+PT_INTERNAL int pt_openai_event(panto_stream *s, const sse_event *ev);
+PT_INTERNAL int pt_anthropic_event(panto_stream *s, const sse_event *ev);
 
 #endif

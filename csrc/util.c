@@ -6,7 +6,7 @@
 
 /* ---------------------------------------------------------------- pbuf */
 
-int pbuf_reserve(pbuf *b, size_t extra, size_t limit)
+int pt_pbuf_reserve(pbuf *b, size_t extra, size_t limit)
 {
     if (extra > SIZE_MAX - b->len)
         return PU_LIMIT;
@@ -27,6 +27,8 @@ int pbuf_reserve(pbuf *b, size_t extra, size_t limit)
     }
     if (ncap > limit)
         ncap = limit > need ? limit : need;
+    if (ncap > (size_t)PTRDIFF_MAX) /* no object can be that large */
+        return PU_NOMEM;
     uint8_t *np = realloc(b->p, ncap);
     if (np == NULL)
         return PU_NOMEM;
@@ -35,11 +37,11 @@ int pbuf_reserve(pbuf *b, size_t extra, size_t limit)
     return PU_OK;
 }
 
-int pbuf_append(pbuf *b, const void *src, size_t n, size_t limit)
+int pt_pbuf_append(pbuf *b, const void *src, size_t n, size_t limit)
 {
     if (n == 0)
         return PU_OK;
-    int rc = pbuf_reserve(b, n, limit);
+    int rc = pt_pbuf_reserve(b, n, limit);
     if (rc != PU_OK)
         return rc;
     memcpy(b->p + b->len, src, n);
@@ -47,7 +49,7 @@ int pbuf_append(pbuf *b, const void *src, size_t n, size_t limit)
     return PU_OK;
 }
 
-void pbuf_consume(pbuf *b, size_t n)
+void pt_pbuf_consume(pbuf *b, size_t n)
 {
     if (n >= b->len) {
         b->len = 0;
@@ -59,9 +61,9 @@ void pbuf_consume(pbuf *b, size_t n)
     b->len -= n;
 }
 
-void pbuf_clear(pbuf *b) { b->len = 0; }
+void pt_pbuf_clear(pbuf *b) { b->len = 0; }
 
-void pbuf_free(pbuf *b)
+void pt_pbuf_free(pbuf *b)
 {
     free(b->p);
     b->p = NULL;
@@ -87,7 +89,7 @@ struct parena_chunk {
 
 static uint8_t *chunk_data(parena_chunk *c) { return (uint8_t *)c + PARENA_HDR; }
 
-void *parena_alloc(parena *a, size_t n)
+void *pt_parena_alloc(parena *a, size_t n)
 {
     if (n == 0)
         n = 1;
@@ -119,15 +121,15 @@ void *parena_alloc(parena *a, size_t n)
     return chunk_data(nc);
 }
 
-char *parena_dup(parena *a, const void *src, size_t n)
+char *pt_parena_dup(parena *a, const void *src, size_t n)
 {
-    char *d = parena_alloc(a, n);
+    char *d = pt_parena_alloc(a, n);
     if (d != NULL && n > 0)
         memcpy(d, src, n);
     return d;
 }
 
-void parena_reset(parena *a)
+void pt_parena_reset(parena *a)
 {
     parena_chunk *keep = NULL;
     for (parena_chunk *c = a->head; c != NULL; c = c->next)
@@ -149,7 +151,7 @@ void parena_reset(parena *a)
     }
 }
 
-void parena_free(parena *a)
+void pt_parena_free(parena *a)
 {
     parena_chunk *c = a->head;
     while (c != NULL) {
@@ -163,7 +165,7 @@ void parena_free(parena *a)
 
 /* ---------------------------------------------------------------- UTF-8 */
 
-size_t utf8_valid_prefix(const uint8_t *s, size_t n)
+size_t pt_utf8_valid_prefix(const uint8_t *s, size_t n)
 {
     size_t i = 0;
     while (i < n) {

@@ -37,16 +37,35 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
     "panto_tool_details": (40, {"index": 0, "id": 8, "name": 24}),
     "panto_content_delta": (24, {"index": 0, "block_kind": 4, "text": 8}),
     "panto_block_complete": (
-        72,
-        {"index": 0, "block_kind": 4, "text": 8, "signature": 24, "tool_id": 40, "tool_name": 56},
+        96,
+        {
+            "index": 0,
+            "block_kind": 4,
+            "flags": 8,
+            "reserved": 12,
+            "text": 16,
+            "signature": 32,
+            "tool_id": 48,
+            "tool_name": 64,
+            "citations": 80,
+        },
     ),
     "panto_message_complete": (64, {"stop_reason": 0, "raw_stop_reason": 8, "usage": 24}),
     "panto_sse_event": (56, {"event": 0, "data": 16, "id": 32, "retry": 48}),
-    "panto_event": (80, {"kind": 0, "u": 8}),
-    "panto_error": (48, {"code": 0, "message": 8, "provider_type": 24, "retryable": 40}),
+    "panto_event": (104, {"kind": 0, "u": 8}),
+    "panto_error": (
+        48,
+        {"code": 0, "retryable": 4, "message": 8, "provider_type": 24, "offset": 40},
+    ),
     "panto_stream_options": (
         32,
-        {"max_event_bytes": 0, "max_block_bytes": 8, "max_buffer_bytes": 16, "max_json_depth": 24},
+        {
+            "version": 0,
+            "max_json_depth": 4,
+            "max_event_bytes": 8,
+            "max_block_bytes": 16,
+            "max_buffer_bytes": 24,
+        },
     ),
 }
 
@@ -80,6 +99,7 @@ ENUMS = {
     "PANTO_BLOCK_THINKING": 2,
     "PANTO_BLOCK_REDACTED_THINKING": 3,
     "PANTO_BLOCK_TOOL_USE": 4,
+    "PANTO_BLOCK_SERVER": 5,
     "PANTO_STOP_STOP": 1,
     "PANTO_STOP_TOOL_USE": 2,
     "PANTO_STOP_LENGTH": 3,
@@ -117,14 +137,29 @@ def header_structs() -> set[str]:
     return names
 
 
+DEFINES = {
+    "PANTO_ABI_VERSION": 2,
+    "PANTO_STREAM_OPTIONS_VERSION": 1,
+    "PANTO_BLOCK_FLAG_PARTIAL": 1,
+}
+
+
+def test_integer_defines():
+    for name, value in DEFINES.items():
+        assert getattr(lib, name) == value, name
+
+
 def test_abi_version():
-    assert lib.PANTO_ABI_VERSION == 1
+    assert lib.PANTO_ABI_VERSION == 2
     assert lib.panto_abi_version() == lib.PANTO_ABI_VERSION
 
 
 def test_versions_agree():
     core = ffi.string(lib.panto_version()).decode()
     assert re.fullmatch(r"\d+\.\d+\.\d+", core)
+    # the header's three macros are the single source of the version
+    macros = (lib.PANTO_VERSION_MAJOR, lib.PANTO_VERSION_MINOR, lib.PANTO_VERSION_PATCH)
+    assert core == ".".join(map(str, macros))
     assert core == panto.__version__
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert f'version = "{panto.__version__}"' in pyproject
@@ -196,7 +231,7 @@ def test_name_functions_match_the_binding_tables():
     def name(fn, i: int) -> str:
         return ffi.string(fn(i)).decode()
 
-    for i, kind in enumerate(decoder._BLOCK_KINDS[1:5], 1):
+    for i, kind in enumerate(decoder._BLOCK_KINDS[1:6], 1):
         assert name(lib.panto_block_kind_name, i) == kind
     for i, reason in enumerate(decoder._STOP_REASONS[1:], 1):
         assert name(lib.panto_stop_reason_name, i) == reason
@@ -225,11 +260,43 @@ def test_stream_api_misuse_is_reported_not_crashing():
 
 def test_options_init_defaults():
     opts = ffi.new("panto_stream_options *")
-    lib.panto_stream_options_init(opts)
+    assert lib.panto_stream_options_init(opts, lib.PANTO_STREAM_OPTIONS_VERSION) == lib.PANTO_OK
+    assert opts.version == lib.PANTO_STREAM_OPTIONS_VERSION
     assert opts.max_event_bytes == 8 << 20
     assert opts.max_block_bytes == 64 << 20
     assert opts.max_buffer_bytes == 64 << 20
     assert opts.max_json_depth == 128
+    # an options struct of another (or no) version is refused
+    assert lib.panto_stream_options_init(opts, 0) == lib.PANTO_ERROR
+    out = ffi.new("panto_stream **")
+    zero = ffi.new("panto_stream_options *")
+    assert lib.panto_stream_new(lib.PANTO_WIRE_SSE, zero, out) == lib.PANTO_ERROR
+    assert lib.panto_stream_new(lib.PANTO_WIRE_SSE, opts, out) == lib.PANTO_OK
+    lib.panto_stream_free(out[0])
+
+
+def test_reset_and_error_offset():
+    out = ffi.new("panto_stream **")
+    assert lib.panto_stream_new(lib.PANTO_WIRE_OPENAI_CHAT, ffi.NULL, out) == lib.PANTO_OK
+    s = ffi.gc(out[0], lib.panto_stream_free)
+    ev = ffi.new("panto_event *")
+    err = ffi.new("panto_error *")
+    body = b'data: {"choices":[]}\n\ndata: {oops\n\n'
+    assert lib.panto_stream_feed(s, body, len(body)) == lib.PANTO_OK
+    while lib.panto_next_event(s, ev) == lib.PANTO_EVENT:
+        pass
+    lib.panto_stream_error(s, err)
+    assert err.code == lib.PANTO_ERR_BAD_JSON
+    assert err.offset == body.index(b"data: {oops")
+    assert lib.panto_stream_reset(s) == lib.PANTO_OK
+    lib.panto_stream_error(s, err)
+    assert err.code == lib.PANTO_ERR_NONE
+    ok = b'data: {"choices":[{"delta":{"content":"x"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    assert lib.panto_stream_feed(s, ok, len(ok)) == lib.PANTO_OK
+    kinds = []
+    while lib.panto_next_event(s, ev) == lib.PANTO_EVENT:
+        kinds.append(ev.kind)
+    assert kinds[0] == lib.PANTO_EV_MESSAGE_START and kinds[-1] == lib.PANTO_EV_MESSAGE_COMPLETE
 
 
 def test_json_validate_through_the_abi():

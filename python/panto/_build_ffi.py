@@ -117,7 +117,9 @@ def read_cdef(header: str = HEADER) -> str:
         end = text.index(END, start)
     except ValueError:
         raise SystemExit(f"{header}: missing {BEGIN} / {END} markers") from None
-    region = text[start:end]
+    # PANTO_EXTERN(type) marks the declarations for the C compiler; cffi
+    # wants the bare type.
+    region = re.sub(r"PANTO_EXTERN\(([^()]*)\)", r"\1", text[start:end])
     # The region may hold integer #defines (cffi accepts them) but no other
     # preprocessor lines; fail loudly rather than produce a confusing cffi error.
     for line in region.splitlines():

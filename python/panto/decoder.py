@@ -60,19 +60,19 @@ WIRES = {
     "anthropic-messages": lib.PANTO_WIRE_ANTHROPIC_MESSAGES,
 }
 
-_BLOCK_KINDS = ("unknown", "text", "thinking", "redacted_thinking", "tool_use") + ("unknown",) * 11
-_STOP_REASONS = ("other", "stop", "tool_use", "length", "refusal", "pause", "error", "other")
-_ERROR_CODES = (
-    "none",
-    "bad_sse",
-    "bad_json",
-    "protocol",
-    "provider",
-    "truncated",
-    "limit",
-    "invalid_argument",
-    "no_memory",
+
+def _names(fn: Any, n: int) -> tuple[str, ...]:
+    """Names 0..n-1 of a C enum, from the core's ``panto_*_name()``."""
+    return tuple(ffi.string(fn(i)).decode("ascii") for i in range(n))
+
+
+# Name tables built from the core (the single source of the names); indexed
+# by the enum value (block kinds are masked with 15 on the hot path).
+_BLOCK_KINDS = _names(lib.panto_block_kind_name, 16)
+_STOP_REASONS = tuple(
+    "other" if n == "unknown" else n for n in _names(lib.panto_stop_reason_name, 8)
 )
+_ERROR_CODES = _names(lib.panto_error_code_name, lib.PANTO_ERR_NO_MEMORY + 1)
 
 # Constructing a frozen dataclass through its __init__ costs one
 # object.__setattr__ call per field (~440 ns for a ContentDelta).  The hot
@@ -168,7 +168,7 @@ class StreamDecoder:
                 f"unknown wire {wire!r}; expected one of {', '.join(map(repr, WIRES))}"
             ) from None
         opts = ffi.new("panto_stream_options *")
-        lib.panto_stream_options_init(opts)
+        lib.panto_stream_options_init(opts, lib.PANTO_STREAM_OPTIONS_VERSION)
         for name, value in (
             ("max_event_bytes", max_event_bytes),
             ("max_block_bytes", max_block_bytes),

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../include/panto.h"
-#include "json.h"
+#include "panto.h"
+#include "unity/panto_core.c" /* the core, internals included */
 #include "testlib.h"
 
 static int parse_str(jdoc *d, const char *s, uint32_t depth, size_t *off, const char **msg)
 {
-    return json_parse(d, (const uint8_t *)s, strlen(s), depth, off, msg);
+    return pt_json_parse(d, (const uint8_t *)s, strlen(s), depth, off, msg);
 }
 
 static int accepts(const char *s)
@@ -21,7 +21,7 @@ static int accepts(const char *s)
     size_t off;
     const char *msg;
     int rc = parse_str(&d, s, 0, &off, &msg);
-    json_doc_free(&d);
+    pt_json_doc_free(&d);
     int v = panto_json_validate((const uint8_t *)s, strlen(s), 0, NULL, NULL);
     if ((rc == 0) != (v == PANTO_OK))
         return -1;
@@ -84,10 +84,10 @@ static void test_suite(void)
         }
         size_t off = 0;
         const char *msg = NULL;
-        int rc = json_parse(&d, buf, n, 0, &off, &msg);
+        int rc = pt_json_parse(&d, buf, n, 0, &off, &msg);
         int v = panto_json_validate(buf, n, 0, NULL, NULL);
         if ((rc == 0) != (v == PANTO_OK)) {
-            fprintf(stderr, "%s: json_parse and panto_json_validate disagree\n", name);
+            fprintf(stderr, "%s: pt_json_parse and panto_json_validate disagree\n", name);
             bad++;
         }
         if (rc != 0 && (msg == NULL || off > n)) {
@@ -113,7 +113,7 @@ static void test_suite(void)
         free(buf);
     }
     closedir(dir);
-    json_doc_free(&d);
+    pt_json_doc_free(&d);
     CHECK_EQ_INT(bad, 0);
     CHECK(ny >= 90);
     CHECK(nn >= 180);
@@ -164,13 +164,13 @@ static void test_grammar(void)
     jdoc d = {0};
     size_t off;
     const char *msg;
-    CHECK_EQ_INT(json_parse(&d, (const uint8_t *)"[1]\0", 4, 0, &off, &msg), -1);
+    CHECK_EQ_INT(pt_json_parse(&d, (const uint8_t *)"[1]\0", 4, 0, &off, &msg), -1);
     CHECK_EQ_INT(off, 3);
     CHECK(strcmp(msg, "trailing characters after value") == 0);
     /* NULL with zero length */
-    CHECK_EQ_INT(json_parse(&d, NULL, 0, 0, &off, &msg), -1);
+    CHECK_EQ_INT(pt_json_parse(&d, NULL, 0, 0, &off, &msg), -1);
     CHECK(strcmp(msg, "unexpected end of input") == 0);
-    json_doc_free(&d);
+    pt_json_doc_free(&d);
 }
 
 static void test_errors(void)
@@ -227,7 +227,7 @@ static void test_errors(void)
     CHECK(ok);
     CHECK_EQ_INT(panto_json_validate((const uint8_t *)"[]", 2, 0, NULL, NULL), PANTO_OK);
     CHECK_EQ_INT(panto_json_validate(NULL, 5, 0, NULL, NULL), PANTO_ERROR);
-    json_doc_free(&d);
+    pt_json_doc_free(&d);
 }
 
 /* ------------------------------------------------------------- nesting */
@@ -290,12 +290,12 @@ static void test_depth(void)
     size_t n = 1000000;
     char *s = malloc(n);
     memset(s, '[', n);
-    CHECK_EQ_INT(json_parse(&d, (const uint8_t *)s, n, 2000000, &off, &msg), -1);
+    CHECK_EQ_INT(pt_json_parse(&d, (const uint8_t *)s, n, 2000000, &off, &msg), -1);
     CHECK(strcmp(msg, "unexpected end of input") == 0);
-    CHECK_EQ_INT(json_parse(&d, (const uint8_t *)s, n, 0, &off, &msg), -1);
+    CHECK_EQ_INT(pt_json_parse(&d, (const uint8_t *)s, n, 0, &off, &msg), -1);
     CHECK(strcmp(msg, "nesting too deep") == 0);
     free(s);
-    json_doc_free(&d);
+    pt_json_doc_free(&d);
 }
 
 /* -------------------------------------------------------------- values */
@@ -314,30 +314,30 @@ static void test_big_string(void)
     jdoc d = {0};
     size_t off = 0;
     const char *msg = NULL;
-    CHECK_EQ_INT(json_parse(&d, s, n + 2, 0, &off, &msg), 0);
+    CHECK_EQ_INT(pt_json_parse(&d, s, n + 2, 0, &off, &msg), 0);
     CHECK_EQ_INT(d.n, 1);
     CHECK_EQ_INT(d.nodes[0].type, JV_STRING);
     CHECK_EQ_INT(d.nodes[0].len, n);
     CHECK_EQ_INT(d.nodes[0].escaped, 0);
     parena a = {0};
     panto_str str;
-    CHECK_EQ_INT(json_string(&d.nodes[0], &a, &str), 0);
+    CHECK_EQ_INT(pt_json_string(&d.nodes[0], &a, &str), 0);
     CHECK(str.ptr == (const char *)s + 1);
     CHECK_EQ_INT(a.bytes, 0);
     /* with an escape it is copied into the arena */
     memcpy(s + 7000000, "\\n", 2);
-    CHECK_EQ_INT(json_parse(&d, s, n + 2, 0, &off, &msg), 0);
+    CHECK_EQ_INT(pt_json_parse(&d, s, n + 2, 0, &off, &msg), 0);
     CHECK_EQ_INT(d.nodes[0].escaped, 1);
-    CHECK_EQ_INT(json_string(&d.nodes[0], &a, &str), 0);
+    CHECK_EQ_INT(pt_json_string(&d.nodes[0], &a, &str), 0);
     CHECK_EQ_INT(str.len, n - 1);
     CHECK(str.ptr != NULL && str.ptr[6999999] == '\n' && memcmp(str.ptr, s + 1, 6999999) == 0);
     CHECK(a.bytes >= n - 1);
     /* a control character deep inside is found */
     s[9000000] = 0x1F;
-    CHECK_EQ_INT(json_parse(&d, s, n + 2, 0, &off, &msg), -1);
+    CHECK_EQ_INT(pt_json_parse(&d, s, n + 2, 0, &off, &msg), -1);
     CHECK_EQ_INT(off, 9000000);
-    parena_free(&a);
-    json_doc_free(&d);
+    pt_parena_free(&a);
+    pt_json_doc_free(&d);
     free(s);
 }
 
@@ -368,24 +368,24 @@ static void test_unescape(void)
         const char *msg;
         panto_str out = {0};
         if (parse_str(&d, cases[i].json, 0, &off, &msg) != 0 ||
-            json_string(&d.nodes[0], &a, &out) != 0 || out.len != cases[i].want_len ||
+            pt_json_string(&d.nodes[0], &a, &out) != 0 || out.len != cases[i].want_len ||
             memcmp(out.ptr, cases[i].want, out.len) != 0) {
             fprintf(stderr, "unescape %s failed\n", cases[i].json);
             ok = 0;
             continue;
         }
-        /* json_string_eq agrees (for strings without NUL) */
+        /* pt_json_string_eq agrees (for strings without NUL) */
         if (memchr(cases[i].want, 0, cases[i].want_len) == NULL) {
             char tmp[64];
             memcpy(tmp, cases[i].want, cases[i].want_len);
             tmp[cases[i].want_len] = 0;
-            if (!json_string_eq(&d.nodes[0], tmp))
+            if (!pt_json_string_eq(&d.nodes[0], tmp))
                 ok = 0;
             tmp[cases[i].want_len - 1] ^= 1;
-            if (json_string_eq(&d.nodes[0], tmp))
+            if (pt_json_string_eq(&d.nodes[0], tmp))
                 ok = 0;
             tmp[cases[i].want_len - 1] = 0;
-            if (json_string_eq(&d.nodes[0], tmp))
+            if (pt_json_string_eq(&d.nodes[0], tmp))
                 ok = 0;
         }
     }
@@ -395,12 +395,12 @@ static void test_unescape(void)
     const char *msg;
     panto_str out;
     CHECK_EQ_INT(parse_str(&d, "12", 0, &off, &msg), 0);
-    CHECK_EQ_INT(json_string(&d.nodes[0], &a, &out), -1);
-    CHECK_EQ_INT(json_string(NULL, &a, &out), -1);
-    CHECK(!json_string_eq(&d.nodes[0], "12"));
-    CHECK(!json_string_eq(NULL, ""));
-    parena_free(&a);
-    json_doc_free(&d);
+    CHECK_EQ_INT(pt_json_string(&d.nodes[0], &a, &out), -1);
+    CHECK_EQ_INT(pt_json_string(NULL, &a, &out), -1);
+    CHECK(!pt_json_string_eq(&d.nodes[0], "12"));
+    CHECK(!pt_json_string_eq(NULL, ""));
+    pt_parena_free(&a);
+    pt_json_doc_free(&d);
 }
 
 static void test_access(void)
@@ -420,85 +420,85 @@ static void test_access(void)
     CHECK_EQ_INT(root->len, strlen(doc));
     CHECK(root->p == doc);
     uint64_t v = 7;
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "n"), &v), 0);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "n"), &v), 0);
     CHECK_EQ_INT(v, 42);
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "zero"), &v), 0);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "zero"), &v), 0);
     CHECK_EQ_INT(v, 0);
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "big"), &v), 0);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "big"), &v), 0);
     CHECK(v == UINT64_MAX);
     v = 0;
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "huge"), &v), 0);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "huge"), &v), 0);
     CHECK(v == UINT64_MAX);
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "neg"), &v), -1);
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "frac"), &v), -1);
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "exp"), &v), -1);
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "id"), &v), -1);
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "missing"), &v), -1);
-    CHECK_EQ_INT(json_u64(NULL, &v), -1);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "neg"), &v), -1);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "frac"), &v), -1);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "exp"), &v), -1);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "id"), &v), -1);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "missing"), &v), -1);
+    CHECK_EQ_INT(pt_json_u64(NULL, &v), -1);
     /* last duplicate wins; escaped keys match after unescaping */
-    CHECK_EQ_INT(json_u64(json_get(&d, root, "dup"), &v), 0);
+    CHECK_EQ_INT(pt_json_u64(pt_json_get(&d, root, "dup"), &v), 0);
     CHECK_EQ_INT(v, 2);
-    CHECK(json_string_eq(json_get(&d, root, "esc"), "e"));
-    CHECK(json_get(&d, root, "\\u0065sc") == NULL);
-    CHECK(json_string_eq(json_get(&d, root, "id"), "msg_1"));
-    CHECK(json_get(&d, root, "i") == NULL);
-    CHECK(json_get(&d, root, "idd") == NULL);
-    CHECK(json_get(&d, NULL, "id") == NULL);
-    CHECK(json_get(&d, json_get(&d, root, "arr"), "0") == NULL);
-    CHECK(json_get(&d, json_get(&d, root, "n"), "x") == NULL);
+    CHECK(pt_json_string_eq(pt_json_get(&d, root, "esc"), "e"));
+    CHECK(pt_json_get(&d, root, "\\u0065sc") == NULL);
+    CHECK(pt_json_string_eq(pt_json_get(&d, root, "id"), "msg_1"));
+    CHECK(pt_json_get(&d, root, "i") == NULL);
+    CHECK(pt_json_get(&d, root, "idd") == NULL);
+    CHECK(pt_json_get(&d, NULL, "id") == NULL);
+    CHECK(pt_json_get(&d, pt_json_get(&d, root, "arr"), "0") == NULL);
+    CHECK(pt_json_get(&d, pt_json_get(&d, root, "n"), "x") == NULL);
     /* null */
-    CHECK(json_is_null(json_get(&d, root, "nul")));
-    CHECK(json_is_null(json_get(&d, root, "missing")));
-    CHECK(json_is_null(NULL));
-    CHECK(!json_is_null(json_get(&d, root, "t")));
-    CHECK_EQ_INT(json_get(&d, root, "t")->type, JV_TRUE);
+    CHECK(pt_json_is_null(pt_json_get(&d, root, "nul")));
+    CHECK(pt_json_is_null(pt_json_get(&d, root, "missing")));
+    CHECK(pt_json_is_null(NULL));
+    CHECK(!pt_json_is_null(pt_json_get(&d, root, "t")));
+    CHECK_EQ_INT(pt_json_get(&d, root, "t")->type, JV_TRUE);
     /* arrays */
-    const jnode *arr = json_get(&d, root, "arr");
+    const jnode *arr = pt_json_get(&d, root, "arr");
     CHECK(arr != NULL && arr->type == JV_ARRAY);
     CHECK_EQ_INT(arr->count, 4);
     CHECK_STR(arr->p, arr->len, "[10,\"x\",[],{\"k\":\"v\"}]");
-    CHECK_EQ_INT(json_u64(json_at(&d, arr, 0), &v), 0);
+    CHECK_EQ_INT(pt_json_u64(pt_json_at(&d, arr, 0), &v), 0);
     CHECK_EQ_INT(v, 10);
-    CHECK(json_string_eq(json_at(&d, arr, 1), "x"));
-    const jnode *empty = json_at(&d, arr, 2);
+    CHECK(pt_json_string_eq(pt_json_at(&d, arr, 1), "x"));
+    const jnode *empty = pt_json_at(&d, arr, 2);
     CHECK(empty != NULL && empty->type == JV_ARRAY && empty->count == 0);
-    CHECK(json_first(&d, empty) == NULL);
-    CHECK(json_at(&d, empty, 0) == NULL);
+    CHECK(pt_json_first(&d, empty) == NULL);
+    CHECK(pt_json_at(&d, empty, 0) == NULL);
     CHECK_STR(empty->p, empty->len, "[]");
-    CHECK(json_string_eq(json_get(&d, json_at(&d, arr, 3), "k"), "v"));
-    CHECK(json_at(&d, arr, 4) == NULL);
-    CHECK(json_at(&d, arr, (size_t)-1) == NULL);
-    CHECK(json_at(&d, root, 0) == NULL);
-    CHECK(json_at(&d, NULL, 0) == NULL);
+    CHECK(pt_json_string_eq(pt_json_get(&d, pt_json_at(&d, arr, 3), "k"), "v"));
+    CHECK(pt_json_at(&d, arr, 4) == NULL);
+    CHECK(pt_json_at(&d, arr, (size_t)-1) == NULL);
+    CHECK(pt_json_at(&d, root, 0) == NULL);
+    CHECK(pt_json_at(&d, NULL, 0) == NULL);
     /* iteration */
     int k = 0;
-    for (const jnode *c = json_first(&d, arr); c != NULL; c = json_next(&d, c))
+    for (const jnode *c = pt_json_first(&d, arr); c != NULL; c = pt_json_next(&d, c))
         k++;
     CHECK_EQ_INT(k, 4);
     k = 0;
-    for (const jnode *c = json_first(&d, root); c != NULL; c = json_next(&d, c))
+    for (const jnode *c = pt_json_first(&d, root); c != NULL; c = pt_json_next(&d, c))
         k++;
     CHECK_EQ_INT(k, 30);
-    CHECK(json_next(&d, root) == NULL);
-    CHECK(json_first(&d, NULL) == NULL);
-    const jnode *obj = json_get(&d, root, "obj");
+    CHECK(pt_json_next(&d, root) == NULL);
+    CHECK(pt_json_first(&d, NULL) == NULL);
+    const jnode *obj = pt_json_get(&d, root, "obj");
     CHECK_STR(obj->p, obj->len, "{ \"a\" : [1, 2] }");
-    CHECK_STR(json_get(&d, obj, "a")->p, json_get(&d, obj, "a")->len, "[1, 2]");
-    CHECK_STR(json_get(&d, root, "frac")->p, json_get(&d, root, "frac")->len, "1.5");
-    CHECK_STR(json_get(&d, root, "id")->p, json_get(&d, root, "id")->len, "msg_1");
-    CHECK_STR(json_get(&d, root, "t")->p, json_get(&d, root, "t")->len, "true");
+    CHECK_STR(pt_json_get(&d, obj, "a")->p, pt_json_get(&d, obj, "a")->len, "[1, 2]");
+    CHECK_STR(pt_json_get(&d, root, "frac")->p, pt_json_get(&d, root, "frac")->len, "1.5");
+    CHECK_STR(pt_json_get(&d, root, "id")->p, pt_json_get(&d, root, "id")->len, "msg_1");
+    CHECK_STR(pt_json_get(&d, root, "t")->p, pt_json_get(&d, root, "t")->len, "true");
     /* node storage is reused between parses */
     size_t cap = d.cap;
-    CHECK(json_doc_memory(&d) == cap * sizeof(jnode));
+    CHECK(pt_json_doc_memory(&d) == cap * sizeof(jnode));
     for (int i = 0; i < 100; i++)
         parse_str(&d, doc, 0, &off, &msg);
     CHECK_EQ_INT(d.cap, cap);
     /* a scalar root */
     CHECK_EQ_INT(parse_str(&d, " \"s\" ", 0, &off, &msg), 0);
     CHECK_EQ_INT(d.n, 1);
-    CHECK(json_string_eq(&d.nodes[0], "s"));
-    json_doc_free(&d);
-    CHECK_EQ_INT(json_doc_memory(&d), 0);
+    CHECK(pt_json_string_eq(&d.nodes[0], "s"));
+    pt_json_doc_free(&d);
+    CHECK_EQ_INT(pt_json_doc_memory(&d), 0);
 }
 
 /* Mutations of valid documents never crash, and the storing parser and the
@@ -537,7 +537,7 @@ static void test_mutations(void)
             memcpy(exact, buf, m);
             size_t off, voff;
             const char *msg, *vmsg;
-            int rc = json_parse(&d, exact, m, 3, &off, &msg);
+            int rc = pt_json_parse(&d, exact, m, 3, &off, &msg);
             int v = panto_json_validate(exact, m, 3, &voff, &vmsg);
             if ((rc == 0) != (v == PANTO_OK) || (rc != 0 && (off != voff || msg != vmsg)))
                 agree = 0;
@@ -547,18 +547,18 @@ static void test_mutations(void)
                 for (size_t i = 0; i < d.n; i++) {
                     panto_str s;
                     if (d.nodes[i].type == JV_STRING &&
-                        (json_string(&d.nodes[i], &a, &s) != 0 ||
-                         utf8_valid_prefix((const uint8_t *)s.ptr, s.len) != s.len))
+                        (pt_json_string(&d.nodes[i], &a, &s) != 0 ||
+                         pt_utf8_valid_prefix((const uint8_t *)s.ptr, s.len) != s.len))
                         agree = 0;
                 }
-                parena_free(&a);
+                pt_parena_free(&a);
             }
             free(exact);
         }
         free(buf);
     }
     CHECK(agree);
-    json_doc_free(&d);
+    pt_json_doc_free(&d);
 }
 
 int main(void)

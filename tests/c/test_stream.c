@@ -320,7 +320,8 @@ static void test_names(void) {
     CHECK(strcmp(panto_error_code_name(9), "unknown") == 0);
 
     panto_stream_options o;
-    panto_stream_options_init(&o);
+    CHECK_EQ_INT(panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION), PANTO_OK);
+    CHECK_EQ_INT(o.version, PANTO_STREAM_OPTIONS_VERSION);
     CHECK_EQ_INT(o.max_event_bytes, 8u << 20);
     CHECK_EQ_INT(o.max_block_bytes, 64u << 20);
     CHECK_EQ_INT(o.max_buffer_bytes, 64u << 20);
@@ -330,9 +331,109 @@ static void test_names(void) {
     if (sizeof(void *) == 8) {
         CHECK_EQ_INT(sizeof(panto_str), 16);
         CHECK_EQ_INT(offsetof(panto_event, u), 8);
-        CHECK_EQ_INT(sizeof(panto_event), 80);
+        CHECK_EQ_INT(sizeof(panto_event), 104);
         CHECK_EQ_INT(sizeof(panto_error), 48);
+        CHECK_EQ_INT(offsetof(panto_error, offset), 40);
+        CHECK_EQ_INT(sizeof(panto_stream_options), 32);
     }
+
+    /* versioned options: unknown versions are refused */
+    CHECK_EQ_INT(panto_stream_options_init(&o, 0), PANTO_ERROR);
+    CHECK_EQ_INT(panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION + 1), PANTO_ERROR);
+    CHECK_EQ_INT(panto_stream_options_init(NULL, PANTO_STREAM_OPTIONS_VERSION), PANTO_ERROR);
+    {
+        panto_stream_options z;
+        memset(&z, 0, sizeof z);
+        panto_stream *s = NULL;
+        CHECK_EQ_INT(panto_stream_new(PANTO_WIRE_SSE, &z, &s), PANTO_ERROR);
+        CHECK(s == NULL);
+        panto_stream_options i = PANTO_STREAM_OPTIONS_INIT;
+        CHECK_EQ_INT(panto_stream_new(PANTO_WIRE_SSE, &i, &s), PANTO_OK);
+        panto_stream_free(s);
+    }
+
+    /* the version string comes from the three macros */
+    {
+        char want[64];
+        snprintf(want, sizeof want, "%d.%d.%d", PANTO_VERSION_MAJOR, PANTO_VERSION_MINOR,
+                 PANTO_VERSION_PATCH);
+        CHECK(strcmp(panto_version(), want) == 0);
+        CHECK(strcmp(PANTO_VERSION, want) == 0);
+    }
+}
+
+/* panto_stream_reset: a used (even failed) stream decodes like a new one and
+ * keeps its buffers. */
+static void test_reset(void) {
+    const char *body = "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"
+                       "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                       "data: [DONE]\n\n";
+    panto_stream *s = mk(PANTO_WIRE_OPENAI_CHAT, NULL);
+    panto_event ev;
+    CHECK_EQ_INT(feed_str(s, "data: {\"choices\":[{\"delta\":{\"content\":\"par"), PANTO_OK);
+    CHECK_EQ_INT(panto_next_event(s, &ev), PANTO_NEED_MORE);
+    CHECK_EQ_INT(panto_stream_finish(s), PANTO_OK);
+    CHECK_EQ_INT(panto_next_event(s, &ev), PANTO_ERROR);
+    size_t mem = 0;
+    for (int round = 0; round < 4; round++) {
+        CHECK_EQ_INT(panto_stream_reset(s), PANTO_OK);
+        panto_error e;
+        CHECK_EQ_INT(panto_stream_error(s, &e), PANTO_OK);
+        CHECK_EQ_INT(e.code, PANTO_ERR_NONE);
+        CHECK_EQ_INT(feed_str(s, body), PANTO_OK);
+        CHECK_EQ_INT(panto_stream_finish(s), PANTO_OK);
+        int kinds[8], n = 0, rc;
+        while ((rc = panto_next_event(s, &ev)) == PANTO_EVENT && n < 8)
+            kinds[n++] = ev.kind;
+        CHECK_EQ_INT(rc, PANTO_DONE);
+        CHECK_EQ_INT(n, 5);
+        CHECK_EQ_INT(kinds[0], PANTO_EV_MESSAGE_START);
+        CHECK_EQ_INT(kinds[4], PANTO_EV_MESSAGE_COMPLETE);
+        if (round == 0)
+            mem = panto_stream_memory(s);
+        CHECK_EQ_INT(panto_stream_memory(s), mem); /* retries allocate nothing */
+    }
+    CHECK_EQ_INT(panto_stream_reset(NULL), PANTO_ERROR);
+    panto_stream_free(s);
+}
+
+/* panto_error.offset: where in the whole input the faulty line/event began,
+ * however the input was split. */
+static void test_error_offset(void) {
+    const char *body = ": hello\n\ndata: {\"choices\":[]}\n\ndata: {bad\n\n";
+    size_t want = strlen(": hello\n\ndata: {\"choices\":[]}\n\n");
+    for (size_t cut = 0; cut <= strlen(body); cut++) {
+        panto_stream *s = mk(PANTO_WIRE_OPENAI_CHAT, NULL);
+        panto_event ev;
+        CHECK_EQ_INT(panto_stream_feed(s, (const uint8_t *)body, cut), PANTO_OK);
+        int rc;
+        while ((rc = panto_next_event(s, &ev)) == PANTO_EVENT) {
+        }
+        if (rc == PANTO_NEED_MORE) {
+            CHECK_EQ_INT(panto_stream_feed(s, (const uint8_t *)body + cut, strlen(body) - cut),
+                         PANTO_OK);
+            while ((rc = panto_next_event(s, &ev)) == PANTO_EVENT) {
+            }
+        }
+        CHECK_EQ_INT(rc, PANTO_ERROR);
+        panto_error e;
+        panto_stream_error(s, &e);
+        CHECK_EQ_INT(e.code, PANTO_ERR_BAD_JSON);
+        CHECK_EQ_INT(e.offset, want);
+        panto_stream_free(s);
+    }
+    /* truncation: all bytes fed */
+    panto_stream *s = mk(PANTO_WIRE_OPENAI_CHAT, NULL);
+    panto_event ev;
+    CHECK_EQ_INT(feed_str(s, "data: {\"choices\":[]}\n\ndata: {\"cho"), PANTO_OK);
+    CHECK_EQ_INT(panto_stream_finish(s), PANTO_OK);
+    while (panto_next_event(s, &ev) == PANTO_EVENT) {
+    }
+    panto_error e;
+    panto_stream_error(s, &e);
+    CHECK_EQ_INT(e.code, PANTO_ERR_TRUNCATED);
+    CHECK_EQ_INT(e.offset, strlen("data: {\"choices\":[]}\n\ndata: {\"cho"));
+    panto_stream_free(s);
 }
 
 static void test_terminal_invariant(void) {
@@ -376,8 +477,7 @@ static void test_terminal_invariant(void) {
 
     /* bytes fed after the terminal stay bounded by max_buffer_bytes */
     {
-        panto_stream_options o;
-        memset(&o, 0, sizeof o);
+        panto_stream_options o = PANTO_STREAM_OPTIONS_INIT;
         o.max_buffer_bytes = 64;
         s = mk(PANTO_WIRE_OPENAI_CHAT, &o);
         CHECK_EQ_INT(feed_str(s, "data: [DONE]\n\n"), PANTO_OK);
@@ -535,8 +635,7 @@ static void test_split_invariance(void) {
 }
 
 static void test_limits(void) {
-    panto_stream_options o;
-    memset(&o, 0, sizeof o);
+    panto_stream_options o = PANTO_STREAM_OPTIONS_INIT;
     panto_event ev;
 
     /* max_buffer_bytes */
@@ -565,7 +664,7 @@ static void test_limits(void) {
     panto_stream_free(s);
 
     /* max_event_bytes: a long line */
-    memset(&o, 0, sizeof o);
+    o = (panto_stream_options)PANTO_STREAM_OPTIONS_INIT;
     o.max_event_bytes = 64;
     s = mk(PANTO_WIRE_ANTHROPIC_MESSAGES, &o);
     feed_str(s, "data: {\"type\":\"ping\",\"pad\":\"");
@@ -578,7 +677,7 @@ static void test_limits(void) {
     panto_stream_free(s);
 
     /* max_block_bytes names the block and the limit */
-    memset(&o, 0, sizeof o);
+    o = (panto_stream_options)PANTO_STREAM_OPTIONS_INIT;
     o.max_block_bytes = 10;
     s = mk(PANTO_WIRE_OPENAI_CHAT, &o);
     feed_str(s, "data: {\"choices\":[{\"delta\":{\"reasoning_content\":\"0123456789\"}}]}\n\n"
@@ -604,7 +703,7 @@ static void test_limits(void) {
     panto_stream_free(s);
 
     /* max_json_depth */
-    memset(&o, 0, sizeof o);
+    o = (panto_stream_options)PANTO_STREAM_OPTIONS_INIT;
     o.max_json_depth = 4;
     s = mk(PANTO_WIRE_OPENAI_CHAT, &o);
     feed_str(s, "data: {\"a\":[[[[1]]]]}\n\n");
@@ -661,8 +760,7 @@ static size_t gen_anthropic(char *out, size_t cap, unsigned long i) {
 
 static size_t stream_big(int wire, const char *prefix, gen_fn gen, size_t total, size_t *n_events,
                          int *failed) {
-    panto_stream_options o;
-    memset(&o, 0, sizeof o);
+    panto_stream_options o = PANTO_STREAM_OPTIONS_INIT;
     o.max_event_bytes = 8 << 10;
     o.max_block_bytes = 64 << 10;
     o.max_buffer_bytes = 32 << 10;
@@ -742,5 +840,7 @@ int main(void) {
     test_split_invariance();
     test_limits();
     test_bounded_memory();
+    test_reset();
+    test_error_offset();
     return test_report("test_stream");
 }

@@ -1,34 +1,34 @@
-/* test_util.c -- pbuf, parena and utf8_valid_prefix. */
+/* test_util.c -- pbuf, parena and pt_utf8_valid_prefix. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testlib.h"
-#include "util.h"
+#include "unity/panto_core.c" /* the core, internals included */
 
 static void test_pbuf(void)
 {
     pbuf b = {0};
-    CHECK_EQ_INT(pbuf_append(&b, "hello", 5, 100), PU_OK);
+    CHECK_EQ_INT(pt_pbuf_append(&b, "hello", 5, 100), PU_OK);
     CHECK_STR(b.p, b.len, "hello");
     CHECK(b.cap >= 5);
-    CHECK_EQ_INT(pbuf_append(&b, " world", 6, 100), PU_OK);
+    CHECK_EQ_INT(pt_pbuf_append(&b, " world", 6, 100), PU_OK);
     CHECK_STR(b.p, b.len, "hello world");
-    pbuf_consume(&b, 6);
+    pt_pbuf_consume(&b, 6);
     CHECK_STR(b.p, b.len, "world");
-    pbuf_consume(&b, 0);
+    pt_pbuf_consume(&b, 0);
     CHECK_STR(b.p, b.len, "world");
-    pbuf_consume(&b, 99);
+    pt_pbuf_consume(&b, 99);
     CHECK_EQ_INT(b.len, 0);
 
     /* limit caps len */
-    pbuf_clear(&b);
-    CHECK_EQ_INT(pbuf_append(&b, "0123456789", 10, 10), PU_OK);
-    CHECK_EQ_INT(pbuf_append(&b, "x", 1, 10), PU_LIMIT);
+    pt_pbuf_clear(&b);
+    CHECK_EQ_INT(pt_pbuf_append(&b, "0123456789", 10, 10), PU_OK);
+    CHECK_EQ_INT(pt_pbuf_append(&b, "x", 1, 10), PU_LIMIT);
     CHECK_EQ_INT(b.len, 10);
-    CHECK_EQ_INT(pbuf_reserve(&b, SIZE_MAX, SIZE_MAX), PU_LIMIT);   /* overflow */
-    CHECK_EQ_INT(pbuf_append(&b, "", 0, 0), PU_OK);
-    pbuf_clear(&b);
+    CHECK_EQ_INT(pt_pbuf_reserve(&b, SIZE_MAX, SIZE_MAX), PU_LIMIT);   /* overflow */
+    CHECK_EQ_INT(pt_pbuf_append(&b, "", 0, 0), PU_OK);
+    pt_pbuf_clear(&b);
     CHECK_EQ_INT(b.len, 0);
     CHECK(b.cap >= 10);
 
@@ -36,7 +36,7 @@ static void test_pbuf(void)
     int grows = 0;
     size_t lastcap = b.cap;
     for (int i = 0; i < 100000; i++) {
-        if (pbuf_append(&b, "abc", 3, SIZE_MAX) != PU_OK)
+        if (pt_pbuf_append(&b, "abc", 3, SIZE_MAX) != PU_OK)
             break;
         if (b.cap != lastcap) {
             grows++;
@@ -49,37 +49,37 @@ static void test_pbuf(void)
     /* capacity never far past the limit */
     pbuf c = {0};
     for (int i = 0; i < 1000; i++)
-        pbuf_append(&c, "0123456789", 10, 5000);
+        pt_pbuf_append(&c, "0123456789", 10, 5000);
     CHECK_EQ_INT(c.len, 5000);
     CHECK(c.cap <= 5000);
-    pbuf_free(&c);
+    pt_pbuf_free(&c);
 
-    pbuf_free(&b);
+    pt_pbuf_free(&b);
     CHECK(b.p == NULL);
     CHECK_EQ_INT(b.cap, 0);
-    pbuf_free(&b); /* twice is fine */
+    pt_pbuf_free(&b); /* twice is fine */
 }
 
 static void test_parena(void)
 {
     parena a = {0};
     CHECK_EQ_INT(a.bytes, 0);
-    char *p1 = parena_alloc(&a, 3);
-    char *p2 = parena_alloc(&a, 5);
+    char *p1 = pt_parena_alloc(&a, 3);
+    char *p2 = pt_parena_alloc(&a, 5);
     CHECK(p1 != NULL && p2 != NULL);
     CHECK(((uintptr_t)p1 & 7) == 0);
     CHECK(((uintptr_t)p2 & 7) == 0);
     CHECK(a.bytes >= 16 * 1024);
     size_t one = a.bytes;
-    char *z = parena_dup(&a, "x", 0);
+    char *z = pt_parena_dup(&a, "x", 0);
     CHECK(z != NULL);
-    char *d = parena_dup(&a, "hello", 5);
+    char *d = pt_parena_dup(&a, "hello", 5);
     CHECK(d != NULL && memcmp(d, "hello", 5) == 0);
     /* many small ones: all aligned, contents intact */
     char *ptrs[5000];
     int aligned = 1;
     for (int i = 0; i < 5000; i++) {
-        ptrs[i] = parena_alloc(&a, (size_t)(i % 13) + 1);
+        ptrs[i] = pt_parena_alloc(&a, (size_t)(i % 13) + 1);
         if (ptrs[i] == NULL || ((uintptr_t)ptrs[i] & 7) != 0)
             aligned = 0;
         else
@@ -95,28 +95,28 @@ static void test_parena(void)
     CHECK(memcmp(d, "hello", 5) == 0);
     CHECK(a.bytes > one);
     /* a big allocation gets its own chunk */
-    char *big = parena_alloc(&a, 1 << 20);
+    char *big = pt_parena_alloc(&a, 1 << 20);
     CHECK(big != NULL);
     memset(big, 7, 1 << 20);
     CHECK(a.bytes >= one + (1 << 20));
     CHECK(memcmp(d, "hello", 5) == 0);
     /* reset keeps the largest chunk only */
-    parena_reset(&a);
+    pt_parena_reset(&a);
     CHECK(a.bytes >= (1 << 20));
     CHECK(a.bytes < (1 << 20) + 4096);
-    char *r = parena_alloc(&a, 100000);
+    char *r = pt_parena_alloc(&a, 100000);
     CHECK(r != NULL);
     CHECK(a.bytes < (1 << 20) + 4096); /* reused the kept chunk */
-    parena_reset(&a);
-    parena_free(&a);
+    pt_parena_reset(&a);
+    pt_parena_free(&a);
     CHECK_EQ_INT(a.bytes, 0);
     CHECK(a.head == NULL);
-    parena_reset(&a); /* empty arena */
+    pt_parena_reset(&a); /* empty arena */
     CHECK_EQ_INT(a.bytes, 0);
-    parena_free(&a);
+    pt_parena_free(&a);
 }
 
-static size_t vp(const char *s, size_t n) { return utf8_valid_prefix((const uint8_t *)s, n); }
+static size_t vp(const char *s, size_t n) { return pt_utf8_valid_prefix((const uint8_t *)s, n); }
 
 static void test_utf8(void)
 {
@@ -188,7 +188,7 @@ static void test_utf8(void)
             n = 4;
         }
         size_t want = (cp >= 0xD800 && cp <= 0xDFFF) ? 0 : n;
-        if (utf8_valid_prefix(e, n) != want)
+        if (pt_utf8_valid_prefix(e, n) != want)
             allok = 0;
     }
     CHECK(allok);
