@@ -14,7 +14,15 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .conversation import Message, RedactedThinking, Text, Thinking, ToolResultBlock, ToolUse
+from .conversation import (
+    Message,
+    RedactedThinking,
+    Text,
+    Thinking,
+    ToolResultBlock,
+    ToolUse,
+    compaction_summary_message,
+)
 
 __all__ = [
     "DEFAULT_COMPACTION_PROMPT",
@@ -41,20 +49,6 @@ SUMMARIZER_SYSTEM = (
     "You summarize conversations between a user and a coding agent so the agent can "
     "continue the work from the summary."
 )
-
-#: What a compaction entry turns into when the context is rebuilt.
-COMPACTION_SUMMARY_PREFIX = (
-    "The conversation before this point was compacted into the following summary "
-    "of the earlier conversation:\n\n<summary>\n"
-)
-COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
-
-
-def compaction_summary_message(summary: str) -> Message:
-    """The user message that stands for everything a compaction summarized
-    (in the live conversation and when a session is loaded)."""
-    return Message("user", (Text(COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX),))
-
 
 #: A tool result longer than this is cut in the transcript (head and tail kept).
 MAX_TOOL_RESULT_CHARS = 4000

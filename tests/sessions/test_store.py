@@ -682,8 +682,17 @@ def test_tool_use_input_round_trips_exactly(sessions_dir: Path, workdir: str) ->
 # --------------------------------------------------------------------------- fast loading
 
 
+def test_fast_converter_is_on() -> None:
+    """The converter switches itself off when a model class changes shape:
+    whoever adds a slot updates conversation._SLOTS and the converter."""
+    from panto.conversation import fast_message_from_dict
+
+    assert fast_message_from_dict is not Message.from_dict
+
+
 def test_fast_converter_agrees_with_from_dict() -> None:
-    from panto.sessions.store import _fast_convert, _message_from_dict
+    from panto.conversation import fast_message_from_dict as _fast_convert
+    from panto.conversation import message_from_dict as _message_from_dict
 
     corpus = [m.to_dict() for m in flat(conversation_rounds())]
     for d in corpus:

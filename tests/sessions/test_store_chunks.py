@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from panto.conversation import Message, Text, Thinking, ToolResultBlock, ToolUse, Usage
 from panto.errors import SessionError
-from panto.sessions import FSJSONLStore
-from panto.sessions import store as store_mod
+from panto.sessions import FSJSONLStore, context, fastload
 
 _messages = st.sampled_from(
     [
@@ -76,8 +75,8 @@ def _outcome(path: Path) -> Any:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            p = store_mod._parse_file(path)
-            loaded = store_mod._build_context(p, str(path))
+            p = fastload.parse_file(path)
+            loaded = context.build_context(p, str(path))
     except SessionError as exc:
         return ("error", str(exc))
     chain = p.chain(str(path))
@@ -118,7 +117,7 @@ def test_any_chunk_size_loads_the_same(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
     whole = _outcome(path)
-    monkeypatch.setattr(store_mod, "_CHUNK", chunk)
+    monkeypatch.setattr(fastload, "_CHUNK", chunk)
     assert _outcome(path) == whole
     monkeypatch.undo()
 
@@ -128,7 +127,7 @@ def test_damage_is_detected_at_small_chunks(
 ) -> None:
     """The property above compares chunk sizes with each other; this pins
     what they agree on, with chunk ends inside every line."""
-    monkeypatch.setattr(store_mod, "_CHUNK", 7)
+    monkeypatch.setattr(fastload, "_CHUNK", 7)
     batches = [[Message.user("q"), Message("assistant", (Text("a"),))]] * 3
     path = _write(tmp_path, batches, False)
     raw = path.read_bytes()

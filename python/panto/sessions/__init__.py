@@ -1,49 +1,31 @@
 """Session persistence: the ``SessionStore`` seam and its backends.
 
-See ``panto.sessions.store`` for the details and ``docs/sessions.md`` for the
-file format.
+- ``base``: the protocol, ``LoadedSession``, ``ModelRef``, ``TreeNode``, ``NullStore``
+- ``memory``: ``MemoryStore``
+- ``context``: entries -> conversation (the tree walk, compaction replay), tree operations
+- ``fastload``: chunked JSONL scanning
+- ``jsonl``: ``FSJSONLStore`` (one file per session; the default)
+- ``catalog``: listing, ``--continue`` and ``--resume`` over the session files
+
+See ``docs/sessions.md`` for the format and the backends.
 """
 
 from __future__ import annotations
 
-from .store import (
-    FORMAT_VERSION,
-    Durability,
-    FSJSONLStore,
-    LoadedSession,
-    MemoryStore,
-    ModelRef,
-    NullStore,
-    SessionInfo,
-    SessionStore,
-    SessionWarning,
-    compaction_summary_message,
-    cwd_slug,
-    default_sessions_dir,
-    find_most_recent_session,
-    list_sessions,
-    read_session,
-    resolve_session_id,
-    unanswered_tool_uses,
-)
+from ..conversation import compaction_summary_message, unanswered_tool_uses
+from . import base, catalog, jsonl, memory
+from .base import *  # noqa: F403
+from .catalog import *  # noqa: F403
+from .fastload import FORMAT_VERSION
+from .jsonl import *  # noqa: F403
+from .memory import *  # noqa: F403
 
 __all__ = [
+    *base.__all__,
+    *memory.__all__,
+    *jsonl.__all__,
+    *catalog.__all__,
     "FORMAT_VERSION",
-    "Durability",
-    "FSJSONLStore",
-    "LoadedSession",
-    "MemoryStore",
-    "ModelRef",
-    "NullStore",
-    "SessionInfo",
-    "SessionStore",
-    "SessionWarning",
     "compaction_summary_message",
-    "cwd_slug",
-    "default_sessions_dir",
-    "find_most_recent_session",
-    "list_sessions",
-    "read_session",
-    "resolve_session_id",
     "unanswered_tool_uses",
 ]
