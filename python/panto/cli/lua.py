@@ -190,7 +190,7 @@ def _run_chunk(rt: Any, src: bytes, chunkname: str, args: list[Any]) -> None:
         src = b"--" + src[nl:] if nl >= 0 else b""  # keep line numbers
 
     async def go() -> None:
-        fn = rt._load(src, chunkname)
+        fn = rt.load(src, chunkname)
         await rt.run_lua(fn, *args)
 
     try:
@@ -229,12 +229,12 @@ def _repl(rt: Any) -> None:
         fn_src = None
         # an expression first (print its values), then a statement
         try:
-            rt.call(lambda s=src: rt._load("return " + s + ";", "=stdin"))
+            rt.call(lambda s=src: rt.load("return " + s + ";", "=stdin"))
             fn_src = "return " + src + ";"
         except LuaScriptError:
             while True:
                 try:
-                    rt.call(lambda s=src: rt._load(s, "=stdin"))
+                    rt.call(lambda s=src: rt.load(s, "=stdin"))
                     fn_src = src
                     break
                 except LuaScriptError as e:
@@ -258,7 +258,7 @@ def _repl(rt: Any) -> None:
 
 
 async def _eval_print(rt: Any, src: str) -> None:
-    fn = rt._load(src, "=stdin")
+    fn = rt.load(src, "=stdin")
     res = await rt.run_lua(fn)
     if res:
         printer = rt.lua.eval(b"function(...) print(...) io.stdout:flush() end")

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ExtensionError
 from ..extensions.policy import match as glob_match
+from .control import LuaInterrupted
 from .runtime import LuaRuntime, LuaScriptError
 
 if TYPE_CHECKING:
@@ -282,7 +283,10 @@ def load_extensions(
             return v if isinstance(v, Mapping) else None
         return cfg.extension_settings(name) if cfg is not None else None
 
-    return runtime.run(_load(runtime, rocks + list(sources), policy, report, entry_settings))
+    return runtime.run(
+        _load(runtime, rocks + list(sources), policy, report, entry_settings),
+        what="loading extensions",
+    )
 
 
 _MODULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
@@ -337,18 +341,9 @@ def _rock_sources(cfg: Config, report: LoadReport, sync_rocks: bool) -> list[Sou
 async def _eval_rock(runtime: LuaRuntime, src: Source) -> list[tuple[str, Any]]:
     """``require`` a rock's module (side-effect free, like a file) and
     normalize what it returns into entries."""
-    from .runtime import _evaluating
-
     assert src.module is not None
     mod = src.module.split(" ", 1)[0]
-    origin = f"rock:{src.module}"
-    fn = runtime._load(f'return require("{mod}")'.encode(), "=" + origin)
-    token = _evaluating.set(origin)
-    try:
-        res = await runtime.run_lua(runtime.rt.eval_entries, fn, origin.encode())
-    finally:
-        _evaluating.reset(token)
-    return [(e["name"], e["id"]) for e in res[0]]
+    return await runtime.eval_module_async(mod, f"rock:{src.module}")
 
 
 async def _load(
@@ -407,9 +402,9 @@ async def _load(
         activate, src = c.entry
         info = report.entries[c.name]
         try:
-            await runtime.activate_async(c.name, activate, settings(c.name))
+            await runtime.activate_async(c.name, activate, settings(c.name), origin=src.location)
             info.active = True
-        except LuaScriptError as e:
+        except (LuaScriptError, LuaInterrupted) as e:
             info.error = str(e)
             info.status = "failed"
             info.reason = f"activate failed: {e}"

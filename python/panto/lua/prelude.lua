@@ -16,6 +16,8 @@ local type, select, error, pairs, next, tostring, setmetatable, getmetatable, ra
   type, select, error, pairs, next, tostring, setmetatable, getmetatable, rawget
 local concat, sformat, math_type = table.concat, string.format, math.type
 
+local raw_pcall, raw_xpcall, sethook = pcall, xpcall, debug.sethook
+
 local PRELUDE = debug.getinfo(1, "S").source
 local PRELUDE_SHORT = debug.getinfo(1, "S").short_src
 
@@ -49,6 +51,37 @@ end
 rt.objects = objects
 
 ---------------------------------------------------------------------------
+-- interrupts: a count hook in every coroutine asks the host whether the work
+-- it belongs to was cancelled or ran past its deadline (see control.py)
+---------------------------------------------------------------------------
+
+local INTERRUPT = { __name = "panto.interrupt", __tostring = function(e) return e.message end }
+local poll, HOOK_COUNT = host.poll, host.hook_count
+
+local function count_hook()
+  local msg = poll()
+  if msg then error(setmetatable({ message = msg }, INTERRUPT), 0) end
+end
+
+-- arm the hook in the running coroutine (hooks are per coroutine)
+local function arm() sethook(count_hook, "", HOOK_COUNT) end
+rt.arm = arm
+
+-- an interrupt cannot be swallowed: pcall, xpcall and coroutine.resume
+-- raise it again
+local function rethrow(ok, ...)
+  if not ok and getmetatable((...)) == INTERRUPT then error((...), 0) end
+  return ok, ...
+end
+function pcall(f, ...) return rethrow(raw_pcall(f, ...)) end
+function xpcall(f, h, ...)
+  return rethrow(raw_xpcall(f, function(e)
+    if getmetatable(e) == INTERRUPT then return e end
+    return h(e)
+  end, ...))
+end
+
+---------------------------------------------------------------------------
 -- coroutines: tagged yields pass through user coroutines
 ---------------------------------------------------------------------------
 
@@ -58,7 +91,14 @@ local function forward(co, ok, ...)
     -- resumer (ultimately the Python driver) and pass the answer back down
     return forward(co, co_resume(co, co_yield(...)))
   end
-  return ok, ...
+  return rethrow(ok, ...)
+end
+
+function coroutine.create(f)
+  return co_create(function(...)
+    arm()
+    return f(...)
+  end)
 end
 
 function coroutine.resume(co, ...)
@@ -73,7 +113,7 @@ local function unwrap(co, ok, ...)
 end
 
 function coroutine.wrap(f)
-  local co = co_create(f)
+  local co = coroutine.create(f)
   return function(...)
     return unwrap(co, coroutine.resume(co, ...))
   end
@@ -239,7 +279,8 @@ end
 local FAIL = { __name = "panto.failure", __tostring = function(e) return e.message end }
 
 local function msgh(e)
-  if getmetatable(e) == FAIL then return e.message end
+  local mt = getmetatable(e)
+  if mt == FAIL or mt == INTERRUPT then return e.message end
   local tb = debug.traceback("", 2):gsub("^\n", "")
   -- drop the frames of panto's own wrapper (xpcall and below)
   local cut = tb:find("\n\t%[C%]: in function 'xpcall'")
@@ -265,7 +306,8 @@ rt.error_message = error_message
 
 -- Run fn(...) under xpcall: returns true, results... or false, message+traceback.
 function rt.run(fn, ...)
-  return xpcall(fn, msgh, ...)
+  arm()
+  return raw_xpcall(fn, msgh, ...)
 end
 
 local function tool_result(r, e, ...)
@@ -282,7 +324,8 @@ end
 
 -- Run a tool handler: returns content, is_error (never raises).
 function rt.run_tool(handler, input, ctx)
-  local ok, content, is_error = xpcall(function()
+  arm()
+  local ok, content, is_error = raw_xpcall(function()
     return tool_result(handler(input, ctx))
   end, msgh)
   if not ok then return content, true end

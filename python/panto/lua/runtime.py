@@ -37,10 +37,19 @@ from ..paths import LUA_VERSION, panto_home, rocks_tree
 from ..tools import TOOL_NAME_RE, ToolCall, ToolDecl, ToolOutput
 from . import batteries
 from .batteries import Multi, Op
+from .control import (
+    HOOK_COUNT,
+    Control,
+    LuaInterrupted,
+    current_control,
+    reset_control,
+    set_control,
+)
 
 __all__ = [
     "LuaRuntime",
     "LuaScriptError",
+    "LuaInterrupted",
     "LuaTool",
     "LuaCommand",
     "HOOK_EVENTS",
@@ -137,11 +146,19 @@ class _Hook:
 class _Batch:
     tasks: list[asyncio.Task[ToolOutput]] = field(default_factory=list)
     cancelled: bool = False
+    control: Control = field(default_factory=lambda: Control("tool batch"))
 
 
 class LuaRuntime:
     """One Lua state + one event loop thread.  Use ``get_runtime()`` for the
     process-wide instance; separate instances exist for tests and benches."""
+
+    #: seconds an extension source may take to evaluate, and an entry to activate
+    load_timeout: float | None = 60.0
+    #: seconds an event handler may take
+    hook_timeout: float | None = 30.0
+    #: the control of the coroutine being resumed right now (the count hook polls it)
+    _active: Control | None = None
 
     def __init__(
         self,
@@ -162,6 +179,8 @@ class LuaRuntime:
         self._closed = False
         self._lua_paths: list[str] = []
         self._lua_cpaths: list[str] = []
+        #: entry name -> where it came from (a file, a rock), for messages
+        self.entry_origins: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._init_error: BaseException | None = None
         ready = threading.Event()
@@ -229,12 +248,30 @@ class LuaRuntime:
             raise ExtensionError("the Lua runtime is closed")
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
-    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
-        """Run ``coro`` on the loop and wait for it (not from the loop thread)."""
+    def run(
+        self, coro: Coroutine[Any, Any, T], timeout: float | None = None, *, what: str = "Lua code"
+    ) -> T:
+        """Run ``coro`` on the loop and wait for it (not from the loop thread).
+
+        If the wait is interrupted (Ctrl-C's KeyboardInterrupt, ``timeout``),
+        the Lua code it ran is interrupted too -- even code that never
+        yields -- and the exception propagates."""
         if self.on_loop_thread():
             coro.close()
             raise RuntimeError("LuaRuntime.run called from the Lua thread: await instead")
-        return self.submit(coro).result(timeout)
+        ctl = Control(what)
+        fut = self.submit(_under(ctl, coro))
+        try:
+            return fut.result(timeout)
+        except concurrent.futures.TimeoutError:
+            ctl.cancel(f"timed out after {timeout:g} s")
+            fut.cancel()
+            raise
+        except BaseException as e:
+            if not fut.done():
+                ctl.cancel("interrupted" if isinstance(e, KeyboardInterrupt) else "cancelled")
+                fut.cancel()
+            raise
 
     def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Call a plain function on the loop thread and wait for its result."""
@@ -421,12 +458,10 @@ class LuaRuntime:
         ``convert`` while the coroutine is still alive (Lua values must not
         outlive it: convert them to Python here).  Cancelling the awaiting
         task closes the coroutine (its ``<close>`` handlers run)."""
+        ctl = current_control()
         co = fn.coroutine(*args)
         try:
-            try:
-                res = co.send(None)
-            except StopIteration:
-                res = None
+            res = self._resume(co, ctl, None)
             while co:
                 if type(res) is tuple and len(res) == 2 and isinstance(res[1], Op):
                     try:
@@ -434,22 +469,16 @@ class LuaRuntime:
                     except asyncio.CancelledError:
                         raise
                     except Exception as e:  # noqa: BLE001 - becomes a Lua error
-                        res = co.send((False, _describe(e).encode()))
+                        res = self._resume(co, ctl, (False, _describe(e).encode()))
                         continue
-                    try:
-                        if isinstance(value, Multi):
-                            res = co.send((True, *value))
-                        else:
-                            res = co.send((True, value))
-                    except StopIteration:
-                        res = None
+                    if isinstance(value, Multi):
+                        res = self._resume(co, ctl, (True, *value))
+                    else:
+                        res = self._resume(co, ctl, (True, value))
                 else:
                     # a bare coroutine.yield(): let others run, then resume
                     await asyncio.sleep(0)
-                    try:
-                        res = co.send(None)
-                    except StopIteration:
-                        res = None
+                    res = self._resume(co, ctl, None)
             return convert(res) if convert is not None else res
         except BaseException:
             if co:
@@ -458,6 +487,30 @@ class LuaRuntime:
                 except Exception as e:  # noqa: BLE001
                     log.warning("closing a cancelled Lua coroutine failed: %s", e)
             raise
+
+    def _resume(self, co: Any, ctl: Control | None, value: Any) -> Any:
+        """One ``co.send(value)`` under ``ctl`` (what the count hook polls);
+        raises LuaInterrupted when ``ctl`` was cancelled or expired meanwhile."""
+        prev, self._active = self._active, ctl
+        try:
+            res = co.send(value)
+        except StopIteration:
+            res = None
+        finally:
+            self._active = prev
+        if ctl is not None:
+            stop = ctl.check()
+            if stop is not None:
+                raise stop
+        return res
+
+    def poll(self) -> bytes | None:
+        """The count hook's question (Lua thread): must the running coroutine stop?"""
+        ctl = self._active
+        if ctl is None:
+            return None
+        stop = ctl.check()
+        return None if stop is None else str(stop).encode()
 
     def _convert_results(self, res: Any) -> tuple[bool, Any]:
         if not isinstance(res, tuple):
@@ -474,7 +527,8 @@ class LuaRuntime:
             raise LuaScriptError(val)
         return val  # type: ignore[no-any-return]
 
-    def _load(self, source: str | bytes, chunkname: str) -> Any:
+    def load(self, source: str | bytes, chunkname: str) -> Any:
+        """Compile a chunk (loop thread): the Lua function, or LuaScriptError."""
         src = source.encode() if isinstance(source, str) else source
         res = self.rt.load(src, chunkname.encode())
         if isinstance(res, tuple):
@@ -488,7 +542,7 @@ class LuaRuntime:
     async def execute_async(
         self, source: str | bytes, *args: Any, chunkname: str = "=(panto)"
     ) -> list[Any]:
-        fn = self._load(source, chunkname)
+        fn = self.load(source, chunkname)
         return await self.run_lua(fn, *(self.to_lua(a) for a in args))
 
     def execute(self, source: str | bytes, *args: Any, chunkname: str = "=(panto)") -> list[Any]:
@@ -756,6 +810,8 @@ class LuaRuntime:
             b"register_command": register_command,
             b"register_hook": register_hook,
             b"version": _version().encode(),
+            b"poll": self.poll,
+            b"hook_count": HOOK_COUNT,
         }
         return self.lua.table_from(funcs)
 
@@ -798,6 +854,8 @@ class LuaRuntime:
             timeout = tool.decl.timeout
         tasks: set[asyncio.Task[Any]] = set()
         token = _call_tasks.set(tasks)
+        what = f"tool {call.name} ({tool.entry or '?'})"
+        ctl_token = set_control(Control(what, timeout=timeout, parent=current_control()))
         try:
             inp = self.to_lua(call.input, drop_null=True)
             ctx = self.to_lua({"id": call.id, "tool": call.name, "cwd": os.getcwd()})
@@ -811,11 +869,17 @@ class LuaRuntime:
                 return ToolOutput(
                     f"tool {call.name} timed out after {timeout:g} s (cancelled)", True
                 )
+            except LuaInterrupted as e:
+                if not e.timed_out:
+                    raise asyncio.CancelledError(str(e)) from None
+                log.warning("%s", e)
+                return ToolOutput(f"{e} (its Lua code was interrupted; cancelled)", True)
             except Exception as e:  # noqa: BLE001 - a failing tool is an is_error result
                 return ToolOutput(f"tool {call.name} failed: {_describe(e)}", True)
             content, is_error = res
             return ToolOutput(_text(content), bool(is_error))
         finally:
+            reset_control(ctl_token)
             _call_tasks.reset(token)
             for t in tasks:
                 if not t.done():
@@ -824,7 +888,13 @@ class LuaRuntime:
     async def _run_batch(
         self, batch: _Batch, calls: Sequence[ToolCall], timeouts: Sequence[float | None]
     ) -> list[ToolOutput]:
-        batch.tasks = [self.loop.create_task(self.call_tool(c, t)) for c, t in zip(calls, timeouts)]
+        token = set_control(batch.control)
+        try:
+            batch.tasks = [
+                self.loop.create_task(self.call_tool(c, t)) for c, t in zip(calls, timeouts)
+            ]
+        finally:
+            reset_control(token)
         self._batches.add(batch)
         if batch.cancelled:
             for t in batch.tasks:
@@ -862,7 +932,9 @@ class LuaRuntime:
         return _Batch()
 
     def cancel_batch(self, batch: _Batch) -> None:
-        """Cancel a batch from any thread (its calls end as 'cancelled')."""
+        """Cancel a batch from any thread (its calls end as 'cancelled').
+        Lua code of the batch that never yields is interrupted too."""
+        batch.control.cancel("cancelled")
 
         def _cancel() -> None:
             batch.cancelled = True
@@ -881,11 +953,14 @@ class LuaRuntime:
             raise ExtensionError(f"unknown command /{name.lstrip('/')}")
 
         async def _run() -> str:
-            token = _current_entry.set(cmd.entry)
-            try:
-                res = await self.run_lua(cmd.handler, args.encode(), self.to_lua({"name": name}))
-            finally:
-                _current_entry.reset(token)
+            res = await self._run_as(
+                cmd.entry,
+                f"command /{cmd.name} ({cmd.entry or '?'})",
+                None,
+                cmd.handler,
+                args.encode(),
+                self.to_lua({"name": name}),
+            )
             if not res or res[0] is None:
                 return ""
             v = res[0]
@@ -893,43 +968,66 @@ class LuaRuntime:
                 return json.dumps(v)
             return str(v)
 
-        return self.run(_run())
+        return self.run(_run(), what=f"command /{cmd.name}")
+
+    async def _run_as(
+        self, entry: str | None, what: str, timeout: float | None, fn: Any, *args: Any
+    ) -> list[Any]:
+        """``run_lua(fn, *args)`` on behalf of extension entry ``entry``,
+        under a control named ``what`` with ``timeout`` (Lua code that never
+        yields included)."""
+        token = _current_entry.set(entry)
+        ctl_token = set_control(Control(what, timeout=timeout, parent=current_control()))
+        try:
+            return await self.run_lua(fn, *args)
+        finally:
+            reset_control(ctl_token)
+            _current_entry.reset(token)
+
+    async def run_hook(
+        self, hook: Any, event: str, payload: Mapping[str, Any], *, timeout: float | None = None
+    ) -> tuple[str | None, Any, str | None]:
+        """Call one ``event`` handler with ``payload``: ``(entry, result,
+        error)``; a handler's failure, timeout or interruption is an error
+        string, never raised (a cancel is)."""
+        t = self.hook_timeout if timeout is None else timeout
+        what = f"{event} handler of {hook.entry or '?'}"
+        try:
+            res = await self._run_as(
+                hook.entry, what, t, hook.fn, self.to_lua(dict(payload), drop_null=True)
+            )
+            return (hook.entry, res[0] if res else None, None)
+        except LuaScriptError as e:
+            return (hook.entry, None, str(e))
+        except LuaInterrupted as e:
+            if not e.timed_out:
+                raise
+            return (hook.entry, None, str(e))
 
     async def emit_async(
-        self, event: str, payload: Mapping[str, Any], *, timeout: float | None = 30.0
+        self, event: str, payload: Mapping[str, Any], *, timeout: float | None = None
     ) -> list[tuple[str | None, Any, str | None]]:
         """Call every handler of ``event`` in registration order with the
         payload; return ``(entry, result, error)`` per handler (results
-        converted to Python).  Handler errors are reported, not raised."""
+        converted to Python).  Handler errors are reported, not raised.
+        ``timeout`` (default ``hook_timeout``) bounds each handler."""
         if event not in self.hooks:
             raise ExtensionError(f"unknown event {event!r}")
-        out: list[tuple[str | None, Any, str | None]] = []
-        for h in list(self.hooks[event]):
-            token = _current_entry.set(h.entry)
-            try:
-                coro = self.run_lua(h.fn, self.to_lua(payload, drop_null=True))
-                res = await asyncio.wait_for(coro, timeout) if timeout else await coro
-                out.append((h.entry, res[0] if res else None, None))
-            except asyncio.TimeoutError:
-                out.append((h.entry, None, f"{event} handler timed out after {timeout:g} s"))
-            except LuaScriptError as e:
-                out.append((h.entry, None, str(e)))
-            finally:
-                _current_entry.reset(token)
+        out = [await self.run_hook(h, event, payload, timeout=timeout) for h in self.hooks[event]]
         for entry, _, err in out:
             if err:
                 log.warning("%s handler of %s failed: %s", event, entry or "?", err)
         return out
 
     def emit(
-        self, event: str, payload: Mapping[str, Any], *, timeout: float | None = 30.0
+        self, event: str, payload: Mapping[str, Any], *, timeout: float | None = None
     ) -> list[tuple[str | None, Any, str | None]]:
         """Blocking ``emit_async`` (any thread but the Lua thread)."""
         if not self.hooks.get(event):
             if event not in self.hooks:
                 raise ExtensionError(f"unknown event {event!r}")
             return []
-        return self.run(self.emit_async(event, payload, timeout=timeout))
+        return self.run(self.emit_async(event, payload, timeout=timeout), what=f"{event} handlers")
 
     def has_handlers(self, event: str) -> bool:
         return bool(self.hooks.get(event))
@@ -945,26 +1043,65 @@ class LuaRuntime:
             src = Path(p).read_bytes()
         except OSError as e:
             raise ExtensionError(f"{p}: {_describe(e)}") from e
-        fn = self._load(src, "@" + p)
-        token = _evaluating.set(p)
+        return await self._eval(self.load(src, "@" + p), p)
+
+    async def eval_module_async(self, module: str, origin: str) -> list[tuple[str, Any]]:
+        """Like ``eval_source_async`` for a module found by ``require``
+        (a rock): its entries as ``(name, activate)`` pairs."""
+        fn = self.load(f"return require({json.dumps(module)})", "=" + origin)
+        return await self._eval(fn, origin)
+
+    async def _eval(self, fn: Any, origin: str) -> list[tuple[str, Any]]:
+        token = _evaluating.set(origin)
+        ctl_token = set_control(
+            Control(
+                f"extension source {origin}", timeout=self.load_timeout, parent=current_control()
+            )
+        )
         try:
             # evaluate and normalize in one coroutine: the returned table
             # never leaves it
-            res = await self.run_lua(self.rt.eval_entries, fn, p.encode())
+            res = await self.run_lua(self.rt.eval_entries, fn, origin.encode())
         finally:
+            reset_control(ctl_token)
             _evaluating.reset(token)
         return [(e["name"], e["id"]) for e in res[0]]
 
     async def activate_async(
-        self, name: str, activate: int, config: Mapping[str, Any] | None = None
+        self,
+        name: str,
+        activate: int,
+        config: Mapping[str, Any] | None = None,
+        *,
+        origin: str | None = None,
     ) -> None:
-        """Call an entry's ``activate`` (by the id ``eval_source_async`` gave)."""
+        """Call an entry's ``activate`` (by the id ``eval_source_async`` gave).
+        ``origin`` (its file or rock) names it in messages."""
         fn = self._objects[activate]
-        token = _current_entry.set(name)
-        try:
-            await self.run_lua(fn, self.to_lua(dict(config or {}), drop_null=True))
-        finally:
-            _current_entry.reset(token)
+        if origin is not None:
+            self.entry_origins[name] = origin
+        await self._run_as(
+            name,
+            f"extension {name}: activate",
+            self.load_timeout,
+            fn,
+            self.to_lua(dict(config or {}), drop_null=True),
+        )
+
+    def describe_entry(self, entry: str | None) -> str:
+        """``name (origin)`` of an extension entry, for messages."""
+        if entry is None:
+            return "?"
+        origin = self.entry_origins.get(entry)
+        return f"{entry} ({origin})" if origin else entry
+
+
+async def _under(ctl: Control, coro: Coroutine[Any, Any, T]) -> T:
+    token = set_control(ctl)
+    try:
+        return await coro
+    finally:
+        reset_control(token)
 
 
 @functools.lru_cache(maxsize=1)

@@ -3,6 +3,7 @@ event hooks the agent calls (``LuaToolSource.hooks``)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -13,6 +14,8 @@ from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 from .runtime import LuaRuntime, get_runtime
 
 __all__ = ["LuaToolSource", "LuaHooks", "HookDecision"]
+
+log = logging.getLogger("panto.lua")
 
 
 #: Lua hooks return the agent's own decision type (one type, one meaning).
@@ -58,10 +61,12 @@ class LuaHooks:
         if not self.runtime.has_handlers("before_tool_call"):
             return decision
         for h in list(self.runtime.hooks["before_tool_call"]):
-            res = self.runtime.run(self._one_before(h, decision.call))
-            if res is None:
-                continue
-            entry, value, err = res
+            c = decision.call
+            payload = {"id": c.id, "name": c.name, "input": c.input}
+            entry, value, err = self.runtime.run(
+                self.runtime.run_hook(h, "before_tool_call", payload),
+                what="before_tool_call handlers",
+            )
             if err:
                 return HookDecision(
                     decision.call, True, f"before_tool_call handler of {entry} failed: {err}"
@@ -73,21 +78,6 @@ class LuaHooks:
                 if isinstance(new_input, dict):
                     decision = HookDecision(replace(decision.call, input=new_input))
         return decision
-
-    async def _one_before(self, h: Any, call: ToolCall) -> tuple[Any, Any, Any] | None:
-        rt = self.runtime
-        from .runtime import LuaScriptError, _current_entry
-
-        token = _current_entry.set(h.entry)
-        try:
-            res = await rt.run_lua(
-                h.fn, rt.to_lua({"id": call.id, "name": call.name, "input": call.input})
-            )
-            return (h.entry, res[0] if res else None, None)
-        except LuaScriptError as e:
-            return (h.entry, None, str(e))
-        finally:
-            _current_entry.reset(token)
 
     def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         """After a tool call finished (also errors).  Handlers get
@@ -103,8 +93,12 @@ class LuaHooks:
                 "content": output.content,
                 "is_error": output.is_error,
             }
-            res = self.runtime.run(self._one(h, "after_tool_call", payload))
-            _, value, _ = res
+            entry, value, err = self.runtime.run(
+                self.runtime.run_hook(h, "after_tool_call", payload),
+                what="after_tool_call handlers",
+            )
+            if err:
+                log.warning("after_tool_call handler of %s failed: %s", entry, err)
             if isinstance(value, str):
                 output = ToolOutput(value, output.is_error)
             elif isinstance(value, dict):
@@ -113,22 +107,6 @@ class LuaHooks:
                     bool(value.get("is_error", output.is_error)),
                 )
         return output
-
-    async def _one(self, h: Any, event: str, payload: Mapping[str, Any]) -> tuple[Any, Any, Any]:
-        rt = self.runtime
-        from .runtime import LuaScriptError, _current_entry
-
-        token = _current_entry.set(h.entry)
-        try:
-            res = await rt.run_lua(h.fn, rt.to_lua(dict(payload)))
-            return (h.entry, res[0] if res else None, None)
-        except LuaScriptError as e:
-            import logging
-
-            logging.getLogger("panto.lua").warning("%s handler of %s failed: %s", event, h.entry, e)
-            return (h.entry, None, str(e))
-        finally:
-            _current_entry.reset(token)
 
     def turn_end(self, info: Mapping[str, Any] | None = None) -> None:
         """After the final ``MessageComplete`` of a turn (or its error/cancel):
