@@ -81,7 +81,7 @@ def test_no_session_writes_nothing(dirs: tuple[Path, Path]) -> None:
 def test_unknown_resume_id_is_a_clear_error(dirs: tuple[Path, Path]) -> None:
     work, data = dirs
     r = panto("-p", "hello", "--resume", "nosuchid", cwd=work, data=data)
-    assert r.returncode == 1
+    assert r.returncode == 2  # a usage error (issue 13), as docs/cli.md says
     assert "no session id starts with 'nosuchid'" in r.stderr
 
 

@@ -13,6 +13,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from .signals import Terminated
+
 __all__ = ["COMMANDS", "main"]
 
 #: subcommand -> (module, one-line summary)
@@ -86,6 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         return _dispatch(args)
+    except Terminated as e:  # SIGTERM / SIGHUP
+        _say(f"panto: {e.name}: stopped; everything saved so far is kept")
+        return e.exit_status
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -99,6 +104,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 141
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # SIGHUP: the terminal may be gone
+        pass
 
 
 def _dispatch(args: list[str]) -> int:

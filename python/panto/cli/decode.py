@@ -4,7 +4,8 @@ Each decoded event is printed as one compact JSON object per line
 (``panto.events.event_to_dict``), then -- for the provider wires -- the
 assembled message as ``{"type": "message", ...}``.  On a decode error the
 events before it are printed, then ``panto decode: FILE: CODE: message`` goes
-to stderr and the exit status is 1 (2 for usage errors).
+to stderr and the exit status is 1 (2 for usage errors).  Input with no
+event at all (a text file, an empty file) is an error too.
 """
 
 from __future__ import annotations
@@ -145,11 +146,12 @@ def _run(f: IO[bytes], wire: str, chunk_size: int, fail: Any) -> int:
 
     dec = StreamDecoder(wire)
     message = None
+    count = 0
     try:
         try:
 
             def emit() -> None:
-                nonlocal message
+                nonlocal message, count
                 lines: list[bytes] = []
                 try:
                     for ev in dec:
@@ -157,6 +159,7 @@ def _run(f: IO[bytes], wire: str, chunk_size: int, fail: Any) -> int:
                             message = ev.message
                         lines.append(_line(event_to_dict(ev)))
                 finally:  # on an error too: the events before it
+                    count += len(lines)
                     if lines:
                         out.write(b"".join(lines))
                         out.flush()
@@ -187,4 +190,8 @@ def _run(f: IO[bytes], wire: str, chunk_size: int, fail: Any) -> int:
         out.flush()
     elif wire != "sse":  # pragma: no cover - the core reports truncation itself
         return fail("truncated: the stream ended without a terminal event")
+    if count == 0:
+        # Lines without a colon are valid SSE (ignored fields), so a text
+        # file decodes to nothing: say so instead of exiting 0 silently.
+        return fail("no server-sent events found (is this an SSE body?)")
     return 0

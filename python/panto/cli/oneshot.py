@@ -1,0 +1,103 @@
+"""``panto -p PROMPT``: one turn, printed as text, json or stream-json.
+
+- ``text``: the answer's text, streamed to stdout; tool calls as one-line
+  summaries and errors on stderr.
+- ``json``: one JSON object when the turn ends (``{"type": "result", ...}``).
+- ``stream-json``: one JSON object per line per event
+  (``panto.events.event_to_dict``), then a ``result`` (or ``error``) line.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..errors import PantoError, ProviderError, SessionError
+from ..events import MessageComplete, event_to_dict
+from .render import Renderer
+from .signals import Terminated
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..conversation import Message
+
+__all__ = ["one_shot", "FORMATS"]
+
+FORMATS = ("text", "json", "stream-json")
+
+
+def _error_dict(e: BaseException) -> dict[str, Any]:
+    d: dict[str, Any] = {"message": str(e), "kind": type(e).__name__}
+    if isinstance(e, ProviderError):
+        d.update(status=e.status, type=e.type, retryable=e.retryable)
+    return d
+
+
+def _result(
+    agent: Agent, stream: Any, started: float, final: MessageComplete | None
+) -> dict[str, Any]:
+    msg: Message | None = final.message if final else None
+    return {
+        "type": "result",
+        "is_error": msg is None or msg.error is not None,
+        "result": msg.text if msg else "",
+        "stop_reason": final.stop_reason if final else None,
+        "error": msg.error if msg else None,
+        "model": agent.config.model_spec,
+        "usage": stream.usage.to_dict(),
+        "duration_ms": round((time.perf_counter() - started) * 1000),
+        "rounds": stream.rounds + 1,
+        "messages": [m.to_dict() for m in stream.messages],
+    }
+
+
+def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
+    out = sys.stdout
+    try:
+        agent.submit_user_message(prompt)
+    except SessionError as e:
+        print(
+            f"panto: {e}; the prompt was not sent and the session file is unchanged",
+            file=sys.stderr,
+        )
+        return 1
+    started = time.perf_counter()
+    final: MessageComplete | None = None
+    renderer = Renderer(out, sys.stderr, color=sys.stderr.isatty(), show_thinking=False)
+    stream = agent.run()
+    try:
+        with stream:
+            for ev in stream:
+                if type(ev) is MessageComplete and ev.final:
+                    final = ev
+                if fmt == "stream-json":
+                    out.write(json.dumps(event_to_dict(ev), ensure_ascii=False) + "\n")
+                    out.flush()
+                elif fmt == "text":
+                    renderer.event(ev)
+    except PantoError as e:
+        if fmt == "text":
+            renderer.newline()
+            print(f"panto: error: {e}", file=sys.stderr)
+        else:
+            doc: dict[str, Any] = {"type": "error", "error": _error_dict(e)}
+            doc["model"] = agent.config.model_spec
+            if fmt == "json":
+                doc["messages"] = [m.to_dict() for m in stream.messages]
+            out.write(json.dumps(doc, ensure_ascii=False) + "\n")
+        return 1
+    except Terminated:
+        raise
+    except KeyboardInterrupt:
+        renderer.newline()
+        print("panto: cancelled", file=sys.stderr)
+        return 130
+    result = _result(agent, stream, started, final)
+    if fmt in ("json", "stream-json"):
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    else:
+        renderer.newline()
+    out.flush()
+    return 1 if result["is_error"] else 0

@@ -1,0 +1,390 @@
+"""Turning a turn's events into terminal text.
+
+- ``Renderer`` writes the answer's text to one stream and the side channel
+  (tool summaries, retries, errors) to another; in the REPL both are stdout.
+- ``Markdown`` formats the answer's text line by line (headings, lists,
+  code blocks, inline ``code`` and **bold**) when stdout is a terminal: a
+  line is streamed as it arrives and redrawn formatted when it ends.
+- ``Status`` is the one-line spinner shown while waiting for the model or a
+  tool ("⠋ model · 2.3s"); it is erased as soon as output starts.
+- Tool results are one line each (``↳ first line (+6 lines · /expand 3)``),
+  kept in ``Renderer.results`` for ``/expand``; a result that is a unified
+  diff (``edit``) is shown coloured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import threading
+import time
+from typing import IO, Any
+
+from ..events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    MessageComplete,
+    ProviderRetry,
+    ToolCallStart,
+    ToolResult,
+)
+
+__all__ = [
+    "Renderer",
+    "Markdown",
+    "Status",
+    "one_line",
+    "tool_summary",
+    "result_summary",
+    "usage_line",
+    "is_diff",
+    "color_diff",
+    "DIM",
+    "RED",
+    "GREEN",
+    "CYAN",
+    "BOLD",
+    "RESET",
+]
+
+DIM, RED, GREEN, CYAN, BOLD, RESET = (
+    "\x1b[2m",
+    "\x1b[31m",
+    "\x1b[32m",
+    "\x1b[36m",
+    "\x1b[1m",
+    "\x1b[0m",
+)
+CLEAR_LINE = "\r\x1b[2K"
+#: the diff lines shown inline before the rest is left to /expand
+DIFF_LINES = 40
+
+
+def one_line(s: str, width: int = 80) -> str:
+    s = " ".join(s.split())
+    return s if len(s) <= width else s[: width - 1] + "…"
+
+
+def tool_summary(ev: ToolCallStart) -> str:
+    args = json.dumps(ev.call.input, ensure_ascii=False) if ev.call.input else ""
+    return f"⚙ {ev.call.name}({one_line(args, 70)})"
+
+
+def result_summary(ev: ToolResult, index: int | None = None) -> str:
+    lines = ev.content.count("\n") + 1 if ev.content else 0
+    mark = "✗" if ev.is_error else "↳"
+    if lines > 1:
+        more = f" (+{lines - 1} lines" + (f" · /expand {index})" if index is not None else ")")
+    else:
+        more = ""
+    return f"  {mark} {one_line(ev.content, 70) or '(empty)'}{more}"
+
+
+def usage_line(usage: Any, seconds: float, cost: float | None = None) -> str:
+    parts = [f"in {usage.input_tokens:,}"]
+    if usage.cache_read_tokens or usage.cache_write_tokens:
+        parts.append(f"cache {usage.cache_read_tokens:,}r/{usage.cache_write_tokens:,}w")
+    out = f"out {usage.output_tokens:,}"
+    if usage.reasoning_tokens:
+        out += f" ({usage.reasoning_tokens:,} reasoning)"
+    parts.append(out)
+    if cost is not None:
+        parts.append(f"${cost:.4f}")
+    return " · ".join(parts) + f" · {seconds:.1f}s"
+
+
+_HUNK = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.M)
+
+
+def is_diff(text: str) -> bool:
+    """True for a unified diff (possibly after a line or two of preamble)."""
+    return bool(_HUNK.search(text)) and ("\n+++ " in text or text.startswith("+++ "))
+
+
+def color_diff(text: str) -> str:
+    out = []
+    for line in text.split("\n"):
+        if line.startswith(("+++", "---")):
+            out.append(f"{BOLD}{line}{RESET}")
+        elif line.startswith("@@"):
+            out.append(f"{CYAN}{line}{RESET}")
+        elif line.startswith("+"):
+            out.append(f"{GREEN}{line}{RESET}")
+        elif line.startswith("-"):
+            out.append(f"{RED}{line}{RESET}")
+        else:
+            out.append(f"{DIM}{line}{RESET}" if line else line)
+    return "\n".join(out)
+
+
+# -- Markdown -----------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
+_INLINE = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
+
+
+class Markdown:
+    """Formats complete lines of Markdown for a terminal (stateful: it
+    knows whether it is inside a fenced code block)."""
+
+    def __init__(self) -> None:
+        self.in_code = False
+
+    def reset(self) -> None:
+        self.in_code = False
+
+    @staticmethod
+    def _inline(s: str) -> str:
+        def sub(m: re.Match[str]) -> str:
+            if m.group(1) is not None:
+                return f"{CYAN}{m.group(1)}{RESET}"
+            return f"{BOLD}{m.group(2)}{RESET}"
+
+        return _INLINE.sub(sub, s)
+
+    def line(self, raw: str) -> str:
+        """The formatted form of one line (without its newline)."""
+        if raw.lstrip().startswith("```"):
+            self.in_code = not self.in_code
+            return f"{DIM}{raw}{RESET}"
+        if self.in_code:
+            return f"{CYAN}{raw}{RESET}"
+        m = _HEADING.match(raw)
+        if m:
+            return f"{BOLD}{m.group(2)}{RESET}"
+        m = _BULLET.match(raw)
+        if m:
+            return f"{m.group(1)}• {self._inline(m.group(2))}"
+        return self._inline(raw)
+
+
+# -- the status line ----------------------------------------------------------------------
+
+_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+
+
+class Status:
+    """A spinner line on a terminal: ``⠋ waiting for model · 1.2s``.  A
+    thread redraws it every ``interval`` seconds until ``stop()`` erases it.
+    ``lock`` serialises its writes with the renderer's."""
+
+    def __init__(self, out: IO[str], lock: threading.Lock, interval: float = 0.1) -> None:
+        self.out = out
+        self.lock = lock
+        self.interval = interval
+        self.what = ""
+        self.started = 0.0
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._shown = False
+
+    @property
+    def active(self) -> bool:
+        return self._thread is not None
+
+    def start(self, what: str) -> None:
+        """Show (or retitle) the status line; the clock starts at the first
+        call after a ``stop()``."""
+        self.what = what
+        if self._thread is not None:
+            return
+        self.started = time.monotonic()
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="panto-status", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        i = 0
+        while True:
+            with self.lock:
+                if self._stop.is_set():
+                    return
+                elapsed = time.monotonic() - self.started
+                frame = _FRAMES[i % len(_FRAMES)]
+                text = f"{frame} waiting for {self.what} · {elapsed:.1f}s"
+                try:
+                    self.out.write(f"{CLEAR_LINE}{DIM}{text}{RESET}")
+                    self.out.flush()
+                except (OSError, ValueError):
+                    return
+                self._shown = True
+            i += 1
+            if self._stop.wait(self.interval):
+                return
+
+    def stop(self) -> None:
+        """Erase the line (the caller holds no lock)."""
+        t = self._thread
+        if t is None:
+            return
+        with self.lock:
+            self._stop.set()
+            if self._shown:
+                try:
+                    self.out.write(CLEAR_LINE)
+                    self.out.flush()
+                except (OSError, ValueError):
+                    pass
+                self._shown = False
+        t.join()
+        self._thread = None
+
+
+# -- the renderer -------------------------------------------------------------------------
+
+
+class Renderer:
+    """Writes a turn's events as text: answer text to ``out``; thinking
+    (dimmed, when ``show_thinking``), tool summaries, retries and errors to
+    ``err``.  ``markdown`` formats the answer's lines; ``status`` shows what
+    the turn waits for (both only make sense on a terminal)."""
+
+    def __init__(
+        self,
+        out: IO[str],
+        err: IO[str],
+        *,
+        color: bool,
+        show_thinking: bool,
+        markdown: bool = False,
+        status: bool = False,
+    ) -> None:
+        self.out, self.err = out, err
+        self.color = color
+        self.show_thinking = show_thinking
+        self.col0 = True  # the cursor is at the start of a line (on out)
+        self.md = Markdown() if markdown else None
+        self.lock = threading.Lock()
+        self.status = Status(out, self.lock) if status else None
+        self.results: list[ToolResult] = []  # every tool result shown, for /expand
+        self._running: dict[str, str] = {}  # call id -> tool name
+        self._kind = ""  # the kind of the block being streamed
+        self._line = ""  # the raw text of the current answer line
+
+    def c(self, code: str, s: str) -> str:
+        return f"{code}{s}{RESET}" if self.color else s
+
+    def _write(self, s: str) -> None:
+        if s:
+            if self.status is not None:
+                self.status.stop()
+            self.out.write(s)
+            self.col0 = s.endswith("\n")
+
+    def newline(self) -> None:
+        self._end_line()
+        if not self.col0:
+            self._write("\n")
+        self.out.flush()
+
+    def note(self, s: str, code: str = DIM) -> None:
+        """A line on the side channel."""
+        if self.status is not None:
+            self.status.stop()
+        if self.err is self.out:
+            self.newline()
+        self.err.write(self.c(code, s) + "\n")
+        self.err.flush()
+
+    def waiting(self, what: str) -> None:
+        """Show the status line (a no-op without one)."""
+        if self.status is not None:
+            if not self.col0:
+                self._write("\n")
+            self.status.start(what)
+
+    def stop_status(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+
+    # -- answer text
+
+    def _end_line(self) -> None:
+        """Redraw the finished line formatted (when it fits on one row)."""
+        raw, self._line = self._line, ""
+        if self.md is None or not raw or self._kind != "text":
+            return
+        formatted = self.md.line(raw)
+        if formatted != raw and len(raw) < shutil.get_terminal_size().columns:
+            self._write(CLEAR_LINE + formatted)
+
+    def _text(self, text: str) -> None:
+        if self.md is None:
+            self._write(text)
+            return
+        parts = text.split("\n")
+        for part in parts[:-1]:
+            self._write(part)
+            self._line += part
+            self._end_line()
+            self._write("\n")
+        if parts[-1]:
+            self._write(parts[-1])
+            self._line += parts[-1]
+
+    def tool_result(self, ev: ToolResult, index: int) -> None:
+        if not ev.is_error and is_diff(ev.content) and self.color:
+            lines = ev.content.rstrip("\n").split("\n")
+            self.note(f"  ↳ {ev.call.name}: diff", DIM)
+            shown = "\n".join(lines[:DIFF_LINES])
+            self.err.write(color_diff(shown) + "\n")
+            if len(lines) > DIFF_LINES:
+                self.note(f"  … {len(lines) - DIFF_LINES} more lines · /expand {index}")
+            self.err.flush()
+            return
+        self.note(result_summary(ev, index), RED if ev.is_error else DIM)
+
+    def expand(self, index: int | None) -> str | None:
+        """The full text of tool result ``index`` (1-based; None: the last)."""
+        if not self.results:
+            return None
+        i = len(self.results) if index is None else index
+        if not 1 <= i <= len(self.results):
+            return None
+        ev = self.results[i - 1]
+        head = f"[{i}] {ev.call.name}" + (" (error)" if ev.is_error else "")
+        body = color_diff(ev.content) if self.color and is_diff(ev.content) else ev.content
+        return self.c(DIM, head) + "\n" + body.rstrip("\n")
+
+    def event(self, ev: Any) -> None:
+        tp = type(ev)
+        if tp is ContentDelta:
+            if ev.kind == "text":
+                self._text(ev.text)
+                self.out.flush()
+            elif ev.kind == "thinking" and self.show_thinking:
+                self._write(self.c(DIM, ev.text))
+                self.out.flush()
+        elif tp is BlockStart:
+            if ev.kind in ("text", "thinking"):
+                self.newline()
+                self._kind = ev.kind
+                if self.md is not None and ev.kind == "text":
+                    self.md.reset()
+        elif tp is BlockComplete:
+            self.newline()
+            self._kind = ""
+        elif tp is ToolCallStart:
+            self.note(tool_summary(ev))
+            self._running[ev.call.id] = ev.call.name
+            self.waiting("tool " + ", ".join(dict.fromkeys(self._running.values())))
+        elif tp is ToolResult:
+            self._running.pop(ev.call.id, None)
+            self.results.append(ev)
+            self.tool_result(ev, len(self.results))
+            if self._running:
+                self.waiting("tool " + ", ".join(dict.fromkeys(self._running.values())))
+            else:
+                self.waiting("model")
+        elif tp is ProviderRetry:
+            self.note(f"retrying in {ev.delay:.1f}s (attempt {ev.attempt}): {ev.reason}")
+            self.waiting("model (retry)")
+        elif tp is MessageComplete:
+            self.newline()
+            if ev.message.error:
+                self.note(ev.message.error, RED)
+            if ev.final:
+                self.stop_status()

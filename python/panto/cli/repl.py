@@ -1,0 +1,494 @@
+"""The interactive mode: ``panto`` with no ``-p``.
+
+A readline prompt with history.  Keys and input:
+
+- Enter sends; Alt-Enter (or a line ending in ``\\``) inserts a newline; a
+  paste (bracketed paste) is one prompt however many lines it has;
+- a line starting with ``/`` is a command, ``//`` sends a literal ``/``;
+- Ctrl-C cancels the running turn (tools included), clears a non-empty
+  input line, and twice at an empty prompt exits (as does Ctrl-D).
+
+While a turn runs a status line says what it waits for (the model or a
+tool, with a spinner and the elapsed time); tool results are one line each,
+``/expand [N]`` prints one in full; thinking is dimmed; the answer's
+Markdown is formatted; a usage line follows each turn.  A turn that fails
+before any answer leaves its prompt out of the conversation: it is put back
+in the input line to edit or resend (nothing is resent by itself).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError, PantoError, SessionError
+from .common import warn
+from .render import BOLD, DIM, RED, RESET, Renderer, one_line, usage_line
+from .signals import Terminated
+
+if TYPE_CHECKING:
+    from ..agent import Agent
+    from ..sessions import SessionStore
+    from .compose import Extensions
+
+__all__ = ["Interactive", "BUILTIN_COMMANDS", "help_text", "HELP", "prompt_string"]
+
+#: Built-in slash commands: name -> (arguments, description).  Lua commands
+#: with one of these names are shadowed (a warning says so at start-up).
+BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
+    "help": ("", "this help"),
+    "model": ("[P/MODEL]", "show or switch the model (e.g. /model anthropic/claude-sonnet-4-5)"),
+    "clear": ("", "start a new conversation"),
+    "compact": ("[INSTRUCTIONS]", "replace the conversation with a summary (frees context)"),
+    "expand": ("[N]", "print tool result N in full (default: the last one)"),
+    "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
+    "tools": ("", "list the tools the model can call, with their owners"),
+    "extensions": ("", "list the Lua extension entries: source, and whether active"),
+    "exit": ("", "quit (also Ctrl-D)"),
+}
+
+HELP_FOOTER = (
+    "Alt-Enter or a trailing \\ adds a line; // at the start sends a literal /.\n"
+    "Ctrl-C cancels a running turn; Ctrl-C twice at an empty prompt exits."
+)
+
+#: how many earlier exchanges --continue / --resume show
+RECAP_EXCHANGES = 3
+
+
+def help_text(lua_commands: dict[str, str] | None = None) -> str:
+    usage = {n: n + (" " + a if a else "") for n, (a, _) in BUILTIN_COMMANDS.items()}
+    w = max(map(len, usage.values())) + 1
+    lines = [f"/{usage[n]:<{w}} {d}" for n, (_, d) in BUILTIN_COMMANDS.items()]
+    extra = {n: d for n, d in (lua_commands or {}).items() if n not in BUILTIN_COMMANDS}
+    if extra:
+        lines.append("extension commands:")
+        lines += [f"/{n:<{w}} {one_line(d, 56)}" for n, d in sorted(extra.items())]
+    lines.append(HELP_FOOTER)
+    return "\n".join(lines)
+
+
+HELP = help_text()
+
+
+def prompt_string(color: bool, text: str = "›") -> str:
+    """The input prompt.  Colour codes sit between readline's ``\\001`` and
+    ``\\002`` markers, so readline knows they take no columns (without them
+    recalling history or moving the cursor garbles the line)."""
+    if not color:
+        return "> " if text == "›" else text + " "
+    return f"\001{BOLD}\002{text}\001{RESET}\002 "
+
+
+def _history_file() -> str:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(state, "panto", "history")
+
+
+class Interactive:
+    def __init__(
+        self, agent: Agent, ext: Extensions | None = None, *, prefill: str | None = None
+    ) -> None:
+        from .compose import Extensions
+
+        self.agent = agent
+        self.ext = ext if ext is not None else Extensions()
+        # makes the fresh session /clear switches to (None: no sessions)
+        self.new_store: Callable[[], SessionStore] | None = None
+        #: reopens the session file (its unanswered prompt left out), or None
+        self.reopen_store: Callable[[], tuple[SessionStore, Any]] | None = None
+        for name in self.ext.commands():
+            if name in BUILTIN_COMMANDS:
+                warn(f"extension command /{name} is shadowed by the built-in /{name}")
+        tty = sys.stdout.isatty()
+        self.color = tty and not os.environ.get("NO_COLOR")
+        self.renderer = Renderer(
+            sys.stdout,
+            sys.stdout,
+            color=self.color,
+            show_thinking=True,
+            markdown=self.color,
+            status=tty,
+        )
+        self.readline: Any = None
+        #: text put in the next input line (a failed turn's prompt)
+        self.prefill = prefill
+
+    # -- input
+
+    def _setup_readline(self) -> None:
+        if not sys.stdin.isatty():
+            return
+        try:
+            import readline
+        except ImportError:
+            return
+        self.readline = readline
+        # Python turns bracketed paste off; on, a paste is one line however
+        # many newlines it holds.  Alt-Enter inserts a newline.
+        readline.parse_and_bind("set enable-bracketed-paste on")
+        readline.parse_and_bind(r'"\e\r": "\C-v\C-j"')
+        readline.parse_and_bind(r'"\e\n": "\C-v\C-j"')
+        path = _history_file()
+        try:
+            readline.read_history_file(path)
+        except OSError:
+            pass
+        readline.set_history_length(1000)
+
+    def _save_history(self) -> None:
+        if self.readline is None:
+            return
+        path = _history_file()
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            self.readline.write_history_file(path)
+        except OSError:
+            pass
+
+    def _input(self, prompt: str) -> str:
+        text, self.prefill = self.prefill, None
+        rl = self.readline
+        if text and rl is not None:
+            rl.set_startup_hook(lambda: rl.insert_text(text))
+            try:
+                return input(prompt)
+            finally:
+                rl.set_startup_hook(None)
+        return input(prompt)
+
+    def read_prompt(self) -> str:
+        """One prompt: a line, continued while it ends with a single ``\\``."""
+        line = self._input(prompt_string(self.color))
+        while line.endswith("\\") and not line.endswith("\\\\"):
+            line = line[:-1] + "\n" + input(prompt_string(self.color, "…"))
+        return line
+
+    # -- output helpers
+
+    def _dim(self, s: str) -> str:
+        return f"{DIM}{s}{RESET}" if self.color else s
+
+    def _error(self, e: BaseException | str) -> None:
+        msg = f"error: {e}"
+        print(f"{RED}{msg}{RESET}" if self.color else msg)
+
+    def recap(self, exchanges: int = RECAP_EXCHANGES) -> None:
+        """Show the last few exchanges of a resumed conversation."""
+        msgs = [m for m in self.agent.conversation if m.role in ("user", "assistant")]
+        starts = [i for i, m in enumerate(msgs) if m.role == "user" and m.text.strip()]
+        if not starts:
+            return
+        first = starts[-exchanges] if len(starts) >= exchanges else starts[0]
+        if first > 0:
+            print(self._dim(f"… {first} earlier messages"))
+        for m in msgs[first:]:
+            if m.role == "user":
+                if m.text.strip():
+                    lines = m.text.strip().split("\n")
+                    more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
+                    print(self._dim("› ") + one_line(lines[0], 100) + self._dim(more))
+                continue
+            for call in m.tool_uses:
+                print(self._dim(f"  ⚙ {call.name}"))
+            text = m.text.strip()
+            if text:
+                lines = text.split("\n")
+                for line in lines[:6]:
+                    print(line)
+                if len(lines) > 6:
+                    print(self._dim(f"  … {len(lines) - 6} more lines"))
+        print(self._dim("─" * 8))
+
+    # -- the loop
+
+    def loop(self) -> int:
+        from .. import __version__
+
+        self._setup_readline()
+        print(
+            self._dim(
+                f"panto {__version__} · {self.agent.config.model_spec} · /help for commands, "
+                "Ctrl-D to exit"
+            )
+        )
+        if any(m.role != "system" for m in self.agent.conversation):
+            self.recap()
+        if self.prefill:
+            print(self._dim("your last prompt got no answer; it is in the input line"))
+        interrupted = False
+        try:
+            while True:
+                try:
+                    line = self.read_prompt()
+                except EOFError:
+                    print()
+                    return 0
+                except Terminated:
+                    raise
+                except KeyboardInterrupt:
+                    buffer = self.readline.get_line_buffer() if self.readline else ""
+                    print()
+                    if buffer.strip():
+                        interrupted = False
+                        continue
+                    if interrupted:
+                        return 0
+                    interrupted = True
+                    print(self._dim("(Ctrl-C again or Ctrl-D to exit)"))
+                    continue
+                interrupted = False
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith("//"):
+                    self.turn(line.lstrip()[1:])
+                    continue
+                if text.startswith("/"):
+                    if self.command(text):
+                        return 0
+                    continue
+                self.turn(line)
+        finally:
+            self.renderer.stop_status()
+            self._save_history()
+
+    def command(self, text: str) -> bool:
+        """Run a slash command; True means exit."""
+        name, _, arg = text.partition(" ")
+        arg = arg.strip()
+        if name in ("/exit", "/quit"):
+            return True
+        if name == "/help":
+            print(help_text(self.ext.commands()))
+        elif name == "/model":
+            self.switch_model(arg)
+        elif name == "/clear":
+            fresh = self.new_store() if self.new_store is not None else None
+            old = self.agent.store
+            self.agent.clear(store=fresh)
+            if fresh is not None and old is not None:
+                old.close()
+            print(self._dim("conversation cleared" + (" (new session)" if fresh else "")))
+        elif name == "/compact":
+            self.compact(arg or None)
+        elif name == "/expand":
+            self.expand(arg)
+        elif name == "/sessions":
+            self.list_sessions()
+        elif name == "/tools":
+            self.list_tools()
+        elif name == "/extensions":
+            self.list_extensions()
+        elif name[1:] in self.ext.commands():
+            self.lua_command(name[1:], arg)
+        else:
+            print(f"unknown command {name} (try /help; // sends a line starting with /)")
+        return False
+
+    def switch_model(self, arg: str) -> None:
+        agent = self.agent
+        if not arg:
+            print(agent.config.model_spec)
+            return
+        try:
+            new = agent.config.with_model(arg)
+            new.resolve_api_key()  # a provider without a key fails now, not at the next prompt
+        except ConfigError as e:
+            self._error(f"{e}; the model is still {agent.config.model_spec}")
+            return
+        set_model = getattr(agent, "set_model", None)
+        if set_model is not None:
+            set_model(new.model_spec)
+        else:  # until Agent.set_model records the change itself
+            agent.config = new
+            if agent.store is not None:
+                agent.store.append_model_change(new.provider, new.model)
+        print(self._dim(f"model: {agent.config.model_spec}"))
+
+    def expand(self, arg: str) -> None:
+        try:
+            index = int(arg) if arg else None
+        except ValueError:
+            print("usage: /expand [N]  (N: the number a tool result shows)")
+            return
+        text = self.renderer.expand(index)
+        if text is None:
+            n = len(self.renderer.results)
+            print(
+                self._dim(f"no tool result {arg}" if n else "no tool results yet")
+                + (self._dim(f" (1..{n})") if n else "")
+            )
+            return
+        print(text)
+
+    def list_tools(self) -> None:
+        tools = self.agent.tool_owners()
+        if not tools:
+            print(self._dim("no tools"))
+        lua_tools = self.ext.source.runtime.tools if self.ext.source is not None else {}
+        for decl, owner in tools:
+            lt = lua_tools.get(decl.name) if owner == "panto-lua" else None
+            if lt is not None and lt.entry:
+                owner = f"{owner}:{lt.entry}"
+            print(f"{decl.name:<16} {owner:<22} {one_line(decl.description, 48)}")
+
+    def list_extensions(self) -> None:
+        ext = self.ext
+        if ext.report is None:
+            print(self._dim(f"no Lua extensions ({ext.error or 'not loaded'})"))
+            return
+        report = ext.report
+        if not report.entries:
+            print(self._dim("no extension entries"))
+        for name, info in report.entries.items():
+            if info.active:
+                state = "active"
+            elif info.error:
+                state = "error"
+            elif name in report.denied:
+                state = "denied"
+            else:
+                state = "inactive"
+            print(f"{name:<24} {state:<8} {info.source.layer:<8} {info.source.path}")
+            for p in info.shadowed:
+                print(self._dim(f"{'':<24} shadows {p}"))
+            if info.error:
+                print(self._dim(f"{'':<24} {one_line(info.error, 70)}"))
+        for err in report.errors:
+            if not any(err.endswith(i.error or "\0") for i in report.entries.values()):
+                print(self._dim(f"error: {one_line(err, 90)}"))
+
+    def lua_command(self, name: str, arg: str) -> None:
+        try:
+            out = self.ext.run_command(name, arg)
+        except Terminated:
+            raise
+        except KeyboardInterrupt:
+            print(self._dim("[cancelled]"))
+            return
+        except Exception as e:  # noqa: BLE001 - an extension's failure, not ours
+            self._error(f"/{name} failed: {e}")
+            return
+        if out:
+            print(out.rstrip("\n"))
+
+    def list_sessions(self) -> None:
+        from ..sessions import FSJSONLStore, list_sessions
+        from .sessions import format_sessions
+
+        infos = list_sessions(dir=self.agent.config.session_dir, cwd=os.getcwd())[:20]
+        for line in format_sessions(infos) if infos else ["no saved sessions in this directory"]:
+            print(line)
+        store = self.agent.store
+        if isinstance(store, FSJSONLStore):
+            sid = store.session_id[:8]
+            if store.path.exists():
+                print(self._dim(f"this session: {sid} (resume it later: panto --resume {sid})"))
+            else:
+                print(self._dim(f"this session: {sid} (saved from its first prompt on)"))
+        else:
+            print(self._dim("this session is not saved (--no-session)"))
+
+    def compact(self, extra: str | None) -> None:
+        print(self._dim("compacting the conversation…"))
+        try:
+            res = self.agent.compact(extra=extra)
+        except Terminated:
+            raise
+        except KeyboardInterrupt:
+            print(self._dim("[cancelled] the conversation is unchanged"))
+            return
+        except PantoError as e:
+            self._error(e)
+            return
+        if res is None:
+            print(self._dim("nothing to compact"))
+            return
+        print(
+            self._dim(
+                f"compacted {res.messages_before} messages (~{res.tokens_before:,} tokens) "
+                f"into a summary of {len(res.summary):,} characters"
+            )
+        )
+
+    # -- a turn
+
+    def _submit(self, text: str) -> bool:
+        """Add the prompt to the conversation (and the session file); False
+        when it could not be saved (then nothing changed)."""
+        conv = self.agent.conversation
+        before = list(conv)
+        try:
+            self.agent.submit_user_message(text)
+        except SessionError as e:
+            if len(conv) != len(before):  # the message went into memory, not the file
+                conv.clear()
+                conv.extend(before)
+            self._error(
+                f"{e}. Your prompt was not sent; the session file is unchanged and nothing "
+                "was lost (it is back in the input line)."
+            )
+            self.prefill = text
+            return False
+        return True
+
+    def _retract(self, text: str) -> None:
+        """The turn failed before any answer was committed: take its prompt
+        out of the conversation (so the next prompt is not merged with it)
+        and put it back in the input line.  A session file keeps it as an
+        unanswered prompt; the next prompt is saved as its sibling."""
+        agent = self.agent
+        msgs = list(agent.conversation)
+        if not msgs or msgs[-1].role != "user":
+            return  # something of the answer (or a tool round) was committed
+        reopen = self.reopen_store
+        if reopen is not None:
+            try:
+                store, loaded = reopen()
+            except PantoError as e:
+                warn(f"could not reload the session ({e}); the prompt stays in the conversation")
+                return
+            agent.store = store
+            agent.conversation.clear()
+            agent.conversation.extend(loaded.conversation)
+        else:
+            agent.conversation.clear()
+            agent.conversation.extend(msgs[:-1])
+        self.prefill = text
+        print(self._dim("your prompt is back in the input line: Enter resends it"))
+
+    def turn(self, text: str) -> None:
+        agent = self.agent
+        if not self._submit(text):
+            return
+        started = time.perf_counter()
+        r = self.renderer
+        stream = agent.run()
+        r.waiting("model")
+        try:
+            with stream:
+                for ev in stream:
+                    r.event(ev)
+        except KeyboardInterrupt as e:
+            stream.close()
+            r.stop_status()
+            r.newline()
+            if isinstance(e, Terminated):
+                raise
+            print(self._dim("[cancelled]"))
+            self._retract(text)
+            return
+        except PantoError as e:
+            r.stop_status()
+            r.newline()
+            self._error(e)
+            self._retract(text)
+            return
+        finally:
+            r.stop_status()
+        r.newline()
+        print(self._dim(usage_line(stream.usage, time.perf_counter() - started)))

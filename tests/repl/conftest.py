@@ -1,0 +1,46 @@
+"""The ``panto`` command as a user meets it: subprocesses, and the REPL in a
+real pseudo-terminal (pexpect), rendered by a terminal emulator (pyte) where
+what the screen shows matters.  Helpers are in repl_helpers.py.
+
+``env``: a private HOME (XDG dirs, no keys, no PANTO_*), a work directory
+(``env.cwd``), and the environment to run panto with (``env.vars``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from repl_helpers import Env
+
+from panto.testing import ScriptedServer, echo_responder
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    home = tmp_path / "home"
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    (cwd / ".git").mkdir()  # project discovery stops here
+    v = {
+        k: val
+        for k, val in os.environ.items()
+        if not k.startswith("PANTO_")
+        and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NO_COLOR", "LUAROCKS_CONFIG")
+    }
+    v["HOME"] = str(home)
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        d = home / name.lower()
+        d.mkdir(parents=True)
+        v[name] = str(d)
+    v["TERM"] = "xterm"
+    return Env(home, cwd, v)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    """A scripted Anthropic-wire server that echoes once the script is used up."""
+    with ScriptedServer(responder=echo_responder) as s:
+        yield s

@@ -1,0 +1,109 @@
+"""Small defects of the ``panto`` command (issue 13), each pinned."""
+
+from __future__ import annotations
+
+import json
+
+from repl_helpers import Env, user_texts
+
+from panto.testing import HTTPError, ScriptedServer
+
+
+def test_decode_of_a_non_sse_file_is_an_error(env: Env) -> None:
+    (env.cwd / "notes.md").write_text("# Notes\nplain text, no events\n")
+    r = env.run("decode", "notes.md")
+    assert r.returncode == 1
+    assert r.stdout == ""
+    assert "notes.md: no server-sent events found" in r.stderr
+    (env.cwd / "empty.sse").write_bytes(b"")
+    r = env.run("decode", "empty.sse")
+    assert r.returncode == 1 and "no server-sent events" in r.stderr
+    (env.cwd / "ok.sse").write_bytes(b'data: {"a": 1}\n\n')
+    r = env.run("decode", "ok.sse")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["data"] == '{"a": 1}'
+
+
+def test_an_empty_prompt_is_a_usage_error_and_sends_nothing(
+    env: Env, server: ScriptedServer
+) -> None:
+    env.vars["ANTHROPIC_API_KEY"] = "sk-test"
+    common = ("--model", "anthropic/m", "--base-url", server.url, "--no-session")
+    for prompt in ("", "  \n"):
+        r = env.run("-p", prompt, *common)
+        assert r.returncode == 2
+        assert "the prompt is empty" in r.stderr
+    r = env.run("-p", "-", *common, input="\n")
+    assert r.returncode == 2 and "empty" in r.stderr
+    assert server.requests == []
+    r = env.run("-p", "hi", *common)
+    assert r.returncode == 0 and len(server.requests) == 1
+
+
+def test_output_format_without_print_is_a_usage_error(env: Env) -> None:
+    r = env.run("--output-format", "json", "--model", "mock/anthropic", input="hello\n")
+    assert r.returncode == 2
+    assert "--output-format needs -p" in r.stderr
+    assert "You said" not in r.stdout
+
+
+def test_unknown_resume_id_exits_2(env: Env) -> None:
+    r = env.run("-p", "hi", "--model", "mock/anthropic", "--resume", "nosuchid")
+    assert r.returncode == 2
+    assert "no session id starts with 'nosuchid'" in r.stderr
+
+
+def test_model_switch_checks_the_key(env: Env) -> None:
+    r = env.run("--model", "mock/anthropic", input="/model anthropic/claude-x\n/model\nhello\n")
+    assert r.returncode == 0, r.stderr
+    assert "ANTHROPIC_API_KEY" in r.stdout
+    assert "the model is still mock/anthropic" in r.stdout
+    after = r.stdout.split("the model is still mock/anthropic", 1)[1]
+    assert "mock/anthropic" in after and "anthropic/claude-x" not in after
+    assert "You said: hello" in r.stdout
+    [path] = env.sessions()
+    models = [
+        json.loads(line)
+        for line in path.read_text().splitlines()
+        if json.loads(line).get("type") == "model_change"
+    ]
+    assert [(m["provider"], m["model"]) for m in models] == [("mock", "anthropic")]
+
+
+def test_a_failed_prompt_is_not_merged_into_the_next(env: Env, server: ScriptedServer) -> None:
+    """stdin is a pipe here (no line editing): the failed prompt is left out
+    of the conversation and the next one is sent alone."""
+    env.vars["ANTHROPIC_API_KEY"] = "sk-test"
+    server.push(
+        HTTPError(
+            400, {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+        )
+    )
+    r = env.run(
+        "--model",
+        "anthropic/m",
+        "--base-url",
+        server.url,
+        "--no-extensions",
+        input="hello anthropic\nsecond try\n",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "You said: second try" in r.stdout
+    assert len(server.requests) == 2
+    assert user_texts(server.requests[1].json) == ["second try"]
+    # the session: the failed prompt stays as an unanswered sibling; a
+    # resume rebuilds [second try, answer] only
+    [path] = env.sessions()
+    r = env.run(
+        "--model",
+        "anthropic/m",
+        "--base-url",
+        server.url,
+        "--no-extensions",
+        "--continue",
+        "-p",
+        "third",
+    )
+    assert r.returncode == 0, r.stderr
+    assert user_texts(server.requests[-1].json) == ["second try", "third"]
+    assert path.exists()
