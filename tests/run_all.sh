@@ -3,6 +3,7 @@
 #
 #   1. C core: CMake build with -Werror, ctest
 #   2. C core under AddressSanitizer + UBSan, ctest (any report fails)
+#   2b. libFuzzer targets (tests/fuzz/run.sh), PANTO_FUZZ_SECONDS (45) each
 #   3. Python: a venv at .venv, `pip install '.[test,lua]'` (builds the cffi extension)
 #   4. ruff check + ruff format --check on python/ tests/ bench/
 #   5. Go binding (when bindings-go/ exists and `go` is installed): gofmt, vet, test -race
@@ -51,6 +52,17 @@ c_asan() {
             ctest --test-dir build-asan --output-on-failure -j "$JOBS"
 }
 
+fuzz() {
+    # libFuzzer targets of tests/fuzz/ (clang); exit 77 = no libFuzzer here.
+    local rc=0
+    bash tests/fuzz/run.sh "${PANTO_FUZZ_SECONDS:-45}" || rc=$?
+    if [ $rc = 77 ]; then
+        echo "fuzz: skipped: clang with the libFuzzer runtime is not installed"
+        return 0
+    fi
+    return $rc
+}
+
 py_env() {
     if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
         rm -rf "$VENV"
@@ -93,6 +105,8 @@ if [ "${PANTO_SKIP_ASAN:-0}" = 1 ]; then
 else
     stage "C core: ASan/UBSan build + ctest" c_asan
 fi
+
+stage "C core: libFuzzer targets, ${PANTO_FUZZ_SECONDS:-45}s each" fuzz
 
 stage "Python: venv + pip install '.[test,lua]'" py_env
 venv_ok=1
