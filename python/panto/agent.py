@@ -170,6 +170,7 @@ class Agent:
         *,
         store: MessageStore | None = None,
         conversation: Conversation | None = None,
+        system_prompt: str | None = None,
     ) -> None:
         self.config = config if config is not None else Config.load()
         self.store = store
@@ -183,8 +184,11 @@ class Agent:
         self._hooks = _HookChain()
         self._session_started = False
         self._resumed = any(m.role != "system" for m in self.conversation)
-        if self.config.system_prompt and not any(m.role == "system" for m in self.conversation):
-            self.add_system_message(self.config.system_prompt)
+        # the system prompt of a new conversation: ``system_prompt`` (the one
+        # panto.app assembles from parts), else the configured text as is
+        prompt = system_prompt if system_prompt is not None else self.config.system_prompt
+        if prompt and not any(m.role == "system" for m in self.conversation):
+            self.add_system_message(prompt)
 
     # -- conversation ---------------------------------------------------------
 

@@ -4,6 +4,10 @@ Prints TOML-style ``key = value`` lines, each with ``# from LAYER (FILE)``:
 the layer (base, user, project, env, cli, or default) that set it.  API keys
 are shown only as ``<set>`` / ``<unset>``; header values that look secret as
 ``<set>``.
+
+``panto config system-prompt`` prints the system prompt a new session in
+this directory starts with, each part under a line naming where it came from
+(panto.system_prompt).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from panto.errors import ConfigError
 
@@ -26,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         "keys",
         nargs="*",
         metavar="KEY",
-        help="only these dotted keys (a table name shows everything under it)",
+        help="only these dotted keys (a table name shows everything under it); "
+        "'system-prompt' prints the assembled system prompt and where each part came from",
     )
     p.add_argument("-C", "--cwd", metavar="DIR", help="as if run in DIR (finds its project config)")
     p.add_argument("--files", action="store_true", help="only list the layer files")
@@ -91,6 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"panto config: {e}", file=sys.stderr)
         return 2
     out = sys.stdout
+    if args.keys == ["system-prompt"]:
+        return _system_prompt(config, cwd, out)
     if not args.keys:
         out.write("\n".join(layer_lines(config, cwd)) + "\n")
     if args.files:
@@ -102,4 +110,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"panto config: no such key: {', '.join(args.keys)}", file=sys.stderr)
         return 1
     out.write(text)
+    return 0
+
+
+def _system_prompt(config: object, cwd: str, out: TextIO) -> int:
+    """The prompt of a new session here: the tools of the extensions that
+    load, the context files, the overrides (no session is written)."""
+    from panto.app import open_session
+    from panto.config import Config
+
+    assert isinstance(config, Config)
+    notes: list[str] = []
+    with open_session(config, cwd=cwd, session=None, notify=notes.append) as s:
+        for n in notes:
+            print(f"panto config: {n}", file=sys.stderr)
+        out.write(s.system_prompt.describe())
     return 0

@@ -1,0 +1,322 @@
+"""The composition root: :func:`open_agent` builds an agent with its session
+store, its system prompt and its extensions (pi's ``createAgentSession``).
+The ``panto`` CLI and embedders call it; nothing else composes these parts.
+
+    from panto.app import open_agent
+    agent = open_agent()                      # layered config for the cwd, a new session
+    agent.submit_user_message("fix the failing test")
+    with agent.run() as stream:
+        for ev in stream: ...
+
+The ``Config`` object is passed down as is (the Lua loader gets the object,
+never a dict), so one call loads the configuration at most once.
+:func:`open_session` is the same with everything it built
+(:class:`AgentSession`: the store, what a resume loaded, the extensions and
+the system prompt's parts) for callers that show them, like the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Union
+
+from .errors import ConfigError, PantoError
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .config import Config
+    from .lua import LoadReport, LuaToolSource
+    from .sessions import LoadedSession, SessionStore
+    from .system_prompt import SystemPrompt
+    from .tools import Tool
+
+__all__ = ["AgentSession", "Extensions", "SessionSpec", "open_agent", "open_session"]
+
+#: Which session an agent records into: ``"new"``, ``"continue"`` (the most
+#: recent of the working directory, else new), ``("resume", ID)`` (an id, a
+#: unique id prefix or a session file path), ``None`` (not recorded), or a
+#: store object to use as is.
+SessionSpec = Union[str, tuple[str, str], "SessionStore", None]
+
+
+class Extensions:
+    """What start-up loaded: the ``panto-lua`` source and its load report
+    (both None when Lua is off or unavailable), and why not (``error``)."""
+
+    def __init__(
+        self,
+        source: LuaToolSource | None = None,
+        report: LoadReport | None = None,
+        error: str | None = None,
+    ) -> None:
+        self.source = source
+        self.report = report
+        self.error = error
+
+    def commands(self) -> dict[str, str]:
+        """Lua-registered slash commands: name (without ``/``) -> description."""
+        return self.source.commands() if self.source is not None else {}
+
+    def run_command(self, name: str, args: str) -> str:
+        assert self.source is not None
+        return self.source.run_command(name, args)
+
+    def prompt_parts(self) -> list[tuple[str, str]]:
+        """``(origin, text)`` system-prompt parts the extensions contribute."""
+        parts = getattr(self.source, "prompt_parts", None)  # the Lua source's API
+        return list(parts()) if callable(parts) else []
+
+
+@dataclass
+class AgentSession:
+    """An agent and what was built for it."""
+
+    agent: Agent
+    store: SessionStore
+    #: What a resumed session loaded (None for a new one); ``dangling_user``
+    #: is a last prompt that got no reply (not resent).
+    loaded: LoadedSession | None
+    extensions: Extensions
+    system_prompt: SystemPrompt
+    #: Things worth telling the user (no earlier session to continue, the
+    #: session's model is unavailable, extension errors...), one line each.
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def resumed(self) -> bool:
+        return self.loaded is not None
+
+    def close(self) -> None:
+        """Close the agent (cancel a running turn) and then the store."""
+        try:
+            self.agent.close()
+        finally:
+            self.store.close()
+
+    def __enter__(self) -> AgentSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_agent(
+    config: Config | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    session: SessionSpec = "new",
+    model: str | None = None,
+    extensions: bool | Literal["builtin"] = True,
+    deny: Sequence[str] = (),
+    system_prompt: str | None = None,
+    append_system_prompt: str | None = None,
+    tools: Sequence[Tool] = (),
+    env: Mapping[str, str] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> Agent:
+    """An agent ready for ``submit_user_message``/``run``.
+
+    - ``config``: the layered config (None: ``Config.load`` for ``cwd``).
+    - ``session``: see :data:`SessionSpec`; ``"new"`` by default.
+    - ``model``: ``provider/model`` for this agent; without it a resumed
+      session continues with its own model.
+    - ``extensions``: ``True`` loads the Lua runtime with the built-in
+      ``std`` tools and the user's and project's extensions; ``"builtin"``
+      only the built-in ones; ``False`` no Lua at all.  ``deny``: entry
+      globs to switch off (``["std.bash"]``).
+    - ``system_prompt`` replaces the built-in base of the system prompt,
+      ``append_system_prompt`` is appended (panto.system_prompt).
+    - ``tools``: native tools to register (they are listed in the prompt).
+    - ``notify``: called with each notice (default: dropped; see
+      :func:`open_session` to get them).
+
+    The agent owns its store: ``agent.store``; close it after the agent.
+    """
+    return open_session(
+        config,
+        cwd=cwd,
+        session=session,
+        model=model,
+        extensions=extensions,
+        deny=deny,
+        system_prompt=system_prompt,
+        append_system_prompt=append_system_prompt,
+        tools=tools,
+        env=env,
+        notify=notify,
+    ).agent
+
+
+def open_session(
+    config: Config | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    session: SessionSpec = "new",
+    model: str | None = None,
+    extensions: bool | Literal["builtin"] = True,
+    deny: Sequence[str] = (),
+    system_prompt: str | None = None,
+    append_system_prompt: str | None = None,
+    tools: Sequence[Tool] = (),
+    env: Mapping[str, str] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> AgentSession:
+    """:func:`open_agent`, returning everything it built.  Raises
+    ``ConfigError`` (bad config, unknown model) and ``SessionError`` (no
+    such session, locked by another process)."""
+    from . import system_prompt as sp
+    from .agent import Agent
+    from .config import Config
+
+    cwd_s = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+    notices: list[str] = []
+
+    def note(msg: str) -> None:
+        notices.append(msg)
+        if notify is not None:
+            notify(msg)
+
+    if config is None:
+        config = Config.load(env, cwd=cwd_s)
+    if model:
+        config = config.with_model(model)
+    store, loaded = _open_store(config, session, cwd_s, note)
+    try:
+        active = store.active_model
+        if loaded is not None and not model and active is not None:
+            try:
+                config = config.with_model(str(active))
+            except ConfigError as e:
+                note(f"session model {active} unavailable ({e}); using {config.model_spec}")
+        ext = _load_extensions(config, cwd_s, extensions, deny, note)
+        decls = [t.decl for t in tools]
+        if ext.source is not None:
+            decls += list(ext.source.decls())
+        prompt = sp.build(
+            config,
+            cwd=cwd_s,
+            tools=decls,
+            extension_parts=ext.prompt_parts(),
+            system_prompt=system_prompt,
+            append_system_prompt=append_system_prompt,
+            env=env,
+        )
+        if active is None or (active.provider, active.model) != (config.provider, config.model):
+            store.append_model_change(config.provider, config.model)
+        agent = Agent(
+            config,
+            store=store,
+            conversation=loaded.conversation if loaded is not None else None,
+            system_prompt=prompt.text,
+        )
+        if loaded is not None:
+            old = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
+            if old and prompt.text and not sp.same_prompt(old, prompt.text):
+                agent.add_system_message(prompt.text, "replace")
+        for t in tools:
+            agent.register_tool(t)
+        if ext.source is not None:
+            try:
+                agent.register_tool_source(ext.source)
+            except PantoError as e:
+                note(f"Lua tools not registered: {e}")
+                ext = Extensions(None, ext.report, str(e))
+            else:
+                agent.add_hooks(ext.source.hooks)
+        agent.start_session(session_id=store.session_id, resumed=loaded is not None, cwd=cwd_s)
+    except BaseException:
+        store.close()
+        raise
+    return AgentSession(agent, store, loaded, ext, prompt, notices)
+
+
+# -- the session store -------------------------------------------------------------
+
+
+def _open_store(
+    config: Config, session: SessionSpec, cwd: str, note: Callable[[str], None]
+) -> tuple[SessionStore, LoadedSession | None]:
+    from .sessions import (
+        FSJSONLStore,
+        NullStore,
+        find_most_recent_session,
+        resolve_session_id,
+    )
+
+    if session is None:
+        return NullStore(), None
+    if not isinstance(session, (str, tuple)):
+        store = session
+        loaded = store.load_conversation()
+        return store, (loaded if len(loaded.conversation) or loaded.dangling_user else None)
+    if config.session_store != "jsonl":
+        raise ConfigError(
+            f'session.store = {config.session_store!r} is not available yet (only "jsonl")'
+        )
+    durability: Any = config.session_durability
+    sdir = config.session_dir
+    path = None
+    if session == "continue":
+        path = find_most_recent_session(cwd, dir=sdir)
+        if path is None:
+            note("no earlier session in this directory; starting a new one")
+    elif isinstance(session, tuple) and len(session) == 2 and session[0] == "resume":
+        ident = session[1]
+        path = ident if os.sep in ident and os.path.isfile(ident) else None
+        if path is None:
+            path = resolve_session_id(ident, dir=sdir)
+    elif session != "new":
+        raise ValueError(
+            f"session must be 'new', 'continue', ('resume', ID), None or a store, not {session!r}"
+        )
+    if path is None:
+        return FSJSONLStore(sdir, cwd, durability=durability), None
+    store = FSJSONLStore.open(path, durability=durability)
+    try:
+        loaded = store.load_conversation()
+    except BaseException:
+        store.close()
+        raise
+    return store, loaded
+
+
+# -- extensions (the Lua runtime) ----------------------------------------------------
+
+
+def _load_extensions(
+    config: Config,
+    cwd: str,
+    extensions: bool | Literal["builtin"],
+    deny: Sequence[str],
+    note: Callable[[str], None],
+) -> Extensions:
+    """Start the Lua runtime and load extensions; never fatal: problems are
+    notices and panto carries on with what loaded (or without Lua)."""
+    if extensions is False:
+        return Extensions()
+    try:
+        import panto.lua as plua  # cheap: lupa loads when the runtime starts
+
+        src, report = plua.create_source(
+            config=config,
+            cwd=cwd,
+            no_extensions=extensions == "builtin",
+            deny=list(deny),
+        )
+    except ImportError as e:
+        return _no_lua(f"Lua extensions are unavailable ({e})", note)
+    except Exception as e:  # noqa: BLE001 - lupa missing or broken, a bad runtime
+        cause = e.__cause__ if isinstance(e.__cause__, ImportError) else None
+        if cause is not None:
+            return _no_lua(f"Lua extensions are unavailable ({cause})", note)
+        return _no_lua(f"Lua extensions are unavailable: {e}", note)
+    for err in report.errors:
+        note(f"extension: {err}")
+    return Extensions(src, report)
+
+
+def _no_lua(msg: str, note: Callable[[str], None]) -> Extensions:
+    note(msg + "; continuing without Lua tools")
+    return Extensions(None, None, msg)
