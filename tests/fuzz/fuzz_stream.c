@@ -161,10 +161,10 @@ typedef struct {
     int want_details;           /* the last event was a tool_use BLOCK_START */
     uint32_t details_index;
     int ended;                  /* last status: 0 running, PANTO_DONE, PANTO_ERROR */
-    panto_error_code end_code;
+    int32_t end_code;
     size_t end_at;              /* trace length before the "end" line */
     int end_status;             /* the final status and error code */
-    panto_error_code end_err;
+    int32_t end_err;
 } run_state;
 
 static void run_free(run_state *r) {
@@ -497,8 +497,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         data += 3;
         size -= 3;
     }
-    panto_stream_options o;
-    memset(&o, 0, sizeof o);
+    panto_stream_options o = PANTO_STREAM_OPTIONS_INIT;
     switch (flags & 3) {
     case 1:
         o.max_event_bytes = 16 + seed % 512;

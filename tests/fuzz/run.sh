@@ -56,7 +56,7 @@ build() {
         return 2
         ;;
     esac
-    "$CC" "${CFLAGS[@]}" "${KNOWN[@]}" "${def[@]}" "$src" csrc/*.c -o "$OUT/fuzz_$target"
+    "$CC" "${CFLAGS[@]}" "${KNOWN[@]}" "${def[@]}" "$src" csrc/unity/panto_core.c -o "$OUT/fuzz_$target"
 }
 
 failed=()
