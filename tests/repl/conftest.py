@@ -9,11 +9,12 @@ what the screen shows matters.  Helpers are in repl_helpers.py.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from repl_helpers import Env
+from repl_helpers import Env, Pty
 
 from panto.testing import ScriptedServer, echo_responder
 
@@ -44,3 +45,20 @@ def server() -> Iterator[ScriptedServer]:
     """A scripted Anthropic-wire server that echoes once the script is used up."""
     with ScriptedServer(responder=echo_responder) as s:
         yield s
+
+
+@pytest.fixture
+def term(env: Env) -> Iterator[Callable[..., Pty]]:
+    """Start ``panto ARGS`` in a pseudo-terminal; closed at the end."""
+    pytest.importorskip("pexpect", reason="the pty tests need pexpect (the test extra)")
+    pytest.importorskip("pyte", reason="the pty tests need pyte (the test extra)")
+    started: list[Pty] = []
+
+    def start(*args: str, **kw: Any) -> Pty:
+        p = Pty(env, *args, **kw)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.close()

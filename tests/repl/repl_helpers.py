@@ -50,3 +50,84 @@ def user_texts(body: dict[str, Any]) -> list[str]:
             if texts:
                 out.append("".join(texts))
     return out
+
+
+class Pty:
+    """``panto ARGS`` in a pseudo-terminal (pexpect), with a pyte screen fed
+    with everything it prints (``screen_lines()``), and its raw output in
+    ``raw`` (escape codes included)."""
+
+    def __init__(self, env: Env, *args: str, rows: int = 30, cols: int = 100) -> None:
+        import pexpect
+        import pyte
+
+        self.pexpect = pexpect
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.Stream(self.screen)
+        self.raw = ""
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "panto", *args],
+            cwd=str(env.cwd),
+            env=env.vars,
+            encoding="utf-8",
+            codec_errors="replace",
+            dimensions=(rows, cols),
+            timeout=30,
+        )
+
+    def _feed(self, text: str) -> None:
+        self.raw += text
+        self.stream.feed(text)
+
+    def expect(self, pattern: str, timeout: float = 30) -> str:
+        """Wait for ``pattern`` (a regex) in the output; returns the output
+        up to and including it."""
+        self.child.expect(pattern, timeout=timeout)
+        got = self.child.before + self.child.after
+        self._feed(got)
+        return got
+
+    def prompt(self, timeout: float = 30) -> None:
+        """Wait for the input prompt (›)."""
+        self.expect("›", timeout)
+
+    def pump(self, quiet: float = 0.3) -> None:
+        """Read whatever arrives until the output is quiet for ``quiet`` s
+        (what ``expect`` read past its match included)."""
+        if self.child.buffer:
+            self._feed(self.child.buffer)
+            self.child.buffer = ""
+        while True:
+            try:
+                self._feed(self.child.read_nonblocking(65536, timeout=quiet))
+            except self.pexpect.TIMEOUT:
+                return
+            except self.pexpect.EOF:
+                return
+
+    def send(self, text: str) -> None:
+        self.child.send(text)
+
+    def line(self, text: str) -> None:
+        self.child.send(text + "\r")
+
+    def screen_lines(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    def screen_text(self) -> str:
+        return "\n".join(line for line in self.screen_lines() if line)
+
+    def wait_exit(self, timeout: float = 30) -> int | None:
+        """The exit status (None when killed by a signal)."""
+        try:
+            self.child.expect(self.pexpect.EOF, timeout=timeout)
+            self._feed(self.child.before or "")
+        finally:
+            self.child.close()
+        return self.child.exitstatus
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+        self.child.close(force=True)

@@ -107,3 +107,48 @@ def test_a_failed_prompt_is_not_merged_into_the_next(env: Env, server: ScriptedS
     assert r.returncode == 0, r.stderr
     assert user_texts(server.requests[-1].json) == ["second try", "third"]
     assert path.exists()
+
+
+def test_sigterm_during_one_shot_cancels_and_exits_143(env: Env) -> None:
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "panto",
+            "--model",
+            "mock/anthropic",
+            "-p",
+            'call bash {"command": "sleep 30"}',
+        ],
+        cwd=env.cwd,
+        env=env.vars,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # so the cleanup below reaches the tool's sleep too
+    )
+    try:
+        assert p.stderr is not None
+        line = p.stderr.readline()  # the tool call's summary: the tool is running
+        assert "bash" in line
+        started = time.monotonic()
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=20)
+    finally:
+        # whether a tool's processes die with panto is D7's test (tests/faults)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    assert time.monotonic() - started < 15
+    assert p.returncode == 143
+    assert "SIGTERM" in err and "Traceback" not in err
+    [path] = env.sessions()
+    roles = [m["role"] for m in env.session_messages(path)]
+    assert roles == ["user", "assistant", "tool"]

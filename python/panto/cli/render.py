@@ -73,13 +73,14 @@ def tool_summary(ev: ToolCallStart) -> str:
 
 
 def result_summary(ev: ToolResult, index: int | None = None) -> str:
-    lines = ev.content.count("\n") + 1 if ev.content else 0
+    content = ev.content.rstrip("\n")
+    lines = content.count("\n") + 1 if content else 0
     mark = "✗" if ev.is_error else "↳"
     if lines > 1:
         more = f" (+{lines - 1} lines" + (f" · /expand {index})" if index is not None else ")")
     else:
         more = ""
-    return f"  {mark} {one_line(ev.content, 70) or '(empty)'}{more}"
+    return f"  {mark} {one_line(content, 70) or '(empty)'}{more}"
 
 
 def usage_line(usage: Any, seconds: float, cost: float | None = None) -> str:
