@@ -35,7 +35,7 @@ from ..errors import ExtensionError, ToolError
 from ..hooks import HOOK_EVENTS
 from ..paths import LUA_VERSION, panto_home, rocks_tree
 from ..tools import TOOL_NAME_RE, ToolCall, ToolDecl, ToolOutput
-from . import batteries
+from . import batteries, procs
 from .batteries import Multi, Op
 from .control import (
     HOOK_COUNT,
@@ -173,7 +173,7 @@ class LuaRuntime:
         self.commands: dict[str, LuaCommand] = {}
         self.hooks: dict[str, list[_Hook]] = {e: [] for e in HOOK_EVENTS}
         self.warnings: list[str] = []
-        self._processes: set[asyncio.subprocess.Process] = set()
+        self._processes: set[procs.Process] = set()
         self._batches: set[_Batch] = set()
         self._http: Any = None
         self._closed = False
@@ -314,11 +314,9 @@ class LuaRuntime:
             t.cancel()
         if others:
             await asyncio.wait(others, timeout=3.0)
-        procs = list(self._processes)
-        if procs:
-            await asyncio.gather(
-                *(batteries.kill_group(p, 0.2) for p in procs), return_exceptions=True
-            )
+        running = list(self._processes)
+        if running:
+            await asyncio.gather(*(p.kill(0.2) for p in running), return_exceptions=True)
         if self._http is not None:
             with contextlib.suppress(Exception):
                 await self._http.aclose()
@@ -683,7 +681,7 @@ class LuaRuntime:
             stdin = o.get("stdin")
             timeout = o.get("timeout")
             limit = o.get("output_limit")
-            result = await batteries.spawn_process(
+            result = await procs.spawn_process(
                 argv,
                 cwd=o.get("cwd"),
                 env={str(k): str(v) for k, v in env.items()} if env else None,
@@ -691,7 +689,7 @@ class LuaRuntime:
                 timeout=float(timeout) if timeout is not None else None,
                 merge_stderr=bool(o.get("merge_stderr")),
                 output_limit=int(limit) if limit is not None else None,
-                grace=float(o.get("kill_grace", batteries.KILL_GRACE)),
+                grace=float(o.get("kill_grace", procs.KILL_GRACE)),
                 registry=self._processes,
             )
             return self.to_lua(result, drop_null=True)
