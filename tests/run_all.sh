@@ -3,6 +3,7 @@
 #
 #   1. C core: CMake build with -Werror, ctest
 #   2. C core under AddressSanitizer + UBSan, ctest (any report fails)
+#   2a. global symbols all panto_; cmake --install + examples/c built against it
 #   2b. libFuzzer targets (tests/fuzz/run.sh), PANTO_FUZZ_SECONDS (45) each
 #   3. Python: a venv at .venv, `pip install '.[test,lua]'` (builds the cffi extension)
 #   4. ruff check + ruff format --check on python/ tests/ bench/
@@ -50,6 +51,12 @@ c_asan() {
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1 \
             UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
             ctest --test-dir build-asan --output-on-failure -j "$JOBS"
+}
+
+c_dist() {
+    # Global symbols of libpanto.a/.so all panto_; cmake --install + the C
+    # example built with pkg-config and find_package (scripts/).
+    bash scripts/check-symbols.sh build && bash scripts/check-c-install.sh build
 }
 
 fuzz() {
@@ -105,6 +112,8 @@ if [ "${PANTO_SKIP_ASAN:-0}" = 1 ]; then
 else
     stage "C core: ASan/UBSan build + ctest" c_asan
 fi
+
+stage "C core: global symbols, install, C example" c_dist
 
 stage "C core: libFuzzer targets, ${PANTO_FUZZ_SECONDS:-45}s each" fuzz
 
