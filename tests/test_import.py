@@ -59,7 +59,7 @@ def test_decoder_does_not_import_httpx_or_lupa():
 def test_the_sync_agent_path_does_not_import_asyncio():
     """asyncio costs ~45 ms to import; only run_async (and the Lua runtime's
     loop thread) need it."""
-    mods = loaded_after("import panto.agent, panto.stream, panto.cli.chat")
+    mods = loaded_after("import panto.agent, panto.agent.stream, panto.cli.chat")
     assert "asyncio" not in mods and "email.utils" not in mods
     mods = loaded_after(
         "import panto\n"

@@ -13,7 +13,7 @@ import pytest
 from sessions_helpers import copy_session, drain, last_request_of_turn
 
 from panto.agent import Agent, AgentHooks
-from panto.compaction import (
+from panto.agent.compaction import (
     DEFAULT_COMPACTION_PROMPT,
     MAX_TOOL_RESULT_CHARS,
     SUMMARIZER_SYSTEM,

@@ -1,5 +1,6 @@
-"""Provider wires: request serialization per wire plus shared transport
-helpers.  ``make_provider(config)`` picks the class for the config's wire."""
+"""Provider wires: request serialization per wire (``base``, ``anthropic``,
+``openai_chat``), the HTTP transport (``transport``) and the offline mock
+(``mock``).  ``make_provider(config)`` picks the class for the config's wire."""
 
 from __future__ import annotations
 
@@ -15,13 +16,9 @@ def make_provider(config: Config) -> Provider:
     ``mock/...`` models)."""
     wire = config.wire
     if config.provider_config.mock and not config.base_url:
-        import dataclasses
+        from .mock import with_mock_server
 
-        from ..testing import mock_server
-
-        server = mock_server()
-        base = server.url + ("/v1" if wire == "openai-chat" else "")
-        config = dataclasses.replace(config, base_url=base)
+        config = with_mock_server(config)
     if wire == "openai-chat":
         from .openai_chat import OpenAIChatProvider
 

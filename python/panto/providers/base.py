@@ -3,15 +3,13 @@
 A provider turns panto's ``Conversation`` + tool declarations into one HTTP
 request (``build_request``) and an HTTP error response into a clear
 ``ProviderError`` (``error_from_response``).  Streaming, decoding and retries
-are wire-independent and live in ``panto.stream``.
+are wire-independent: the transport is ``providers.transport``, the turn
+loop ``panto.agent``.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import random
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +19,15 @@ from ..config import Config
 from ..conversation import Message, Text
 from ..errors import ProviderError
 from ..tools import ToolDecl
+from .transport import (
+    backoff_delay,
+    logger,
+    redact,
+    redact_headers,
+    register_secrets,
+    retry_after_seconds,
+    secret_header_values,
+)
 
 __all__ = [
     "RETRYABLE_STATUS",
@@ -34,33 +41,8 @@ __all__ = [
     "system_text",
 ]
 
-logger = logging.getLogger("panto")
-
-
-class _RedactingFilter(logging.Filter):
-    """Defence in depth: scrub every API key panto has seen from records
-    logged on the ``panto`` logger (panto never logs keys on purpose)."""
-
-    def __init__(self) -> None:
-        super().__init__("panto")
-        self.secrets: set[str] = set()
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
-            msg = record.getMessage()
-            clean = redact(msg, tuple(self.secrets))
-            if clean != msg:
-                record.msg, record.args = clean, None
-        return True
-
-
-_filter = _RedactingFilter()
-logger.addFilter(_filter)
-
 #: HTTP statuses worth sending again (529 is Anthropic's "overloaded").
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
-
-_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,55 +55,6 @@ class PreparedRequest:
 
     def __repr__(self) -> str:  # never show headers: they hold the key
         return f"PreparedRequest(url={self.url!r}, body={len(self.body)} bytes)"
-
-
-def redact(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every secret (and its first 8+ characters, which some
-    providers echo back) replaced by ``***``."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-            if len(s) > 12:
-                text = text.replace(s[:-4], "***")
-    return text
-
-
-def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    return {k: ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in headers.items()}
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """``retry-after-ms`` (OpenAI) or ``Retry-After`` as seconds or an HTTP
-    date; None when absent or unparseable."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        import email.utils  # (a rare path: not imported at start-up)
-
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def backoff_delay(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
-    """Exponential backoff with jitter (attempt counts from 1).  A
-    ``Retry-After`` from the server wins (never shortened, at most 10 min)."""
-    if retry_after is not None:
-        return min(retry_after, 600.0)
-    delay = min(cap, base * (2 ** (attempt - 1)))
-    return delay * (0.5 + random.random() / 2)
 
 
 def system_text(messages: Sequence[Message]) -> str:
@@ -145,8 +78,10 @@ class Provider(ABC):
         self.base_url = config.resolve_base_url()
         self.api_key = config.resolve_api_key()
         self.extra_headers = config.resolve_headers()
-        self.secrets: tuple[str, ...] = (self.api_key,) if self.api_key else ()
-        _filter.secrets.update(self.secrets)
+        secrets = [self.api_key] if self.api_key else []
+        secrets += secret_header_values(self.extra_headers)
+        self.secrets: tuple[str, ...] = tuple(dict.fromkeys(secrets))
+        register_secrets(self.secrets)
 
     @property
     @abstractmethod

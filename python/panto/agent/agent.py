@@ -22,18 +22,19 @@ object; the agent itself knows nothing about Lua.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from .config import Config
-from .conversation import Conversation, Message, Text, ToolResultBlock
-from .errors import PantoError, ToolError
-from .hooks import AgentHooks, ToolCallDecision
-from .stream import CANCELLED, AsyncStream, Stream
-from .tools import Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
+from ..config import Config
+from ..conversation import Conversation, Message, Text, ToolResultBlock
+from ..errors import ToolError
+from ..hooks import AgentHooks, ToolCallDecision
+from ..tools import Tool, ToolDecl, ToolSource
+from .hooks import HookChain
+from .stream import AsyncStream, Stream
+from .turn import CANCELLED, TurnContext
 
 if TYPE_CHECKING:
     import httpx
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
     from .compaction import Compaction
 
 __all__ = ["Agent", "AgentHooks", "MessageStore", "ToolCallDecision"]
-
-log = logging.getLogger("panto.agent")
 
 
 class MessageStore(Protocol):
@@ -52,109 +51,6 @@ class MessageStore(Protocol):
 
     # optional: ``append_compaction(summary, first_kept_id, tokens_before)``
     # records what ``Agent.compact`` did (a store without it does not)
-
-
-# -- hooks ----------------------------------------------------------------------------
-
-
-class _HookChain:
-    """The agent's hooks objects, called in registration order."""
-
-    __slots__ = ("items",)
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def __bool__(self) -> bool:
-        return bool(self.items)
-
-    def _each(self, event: str) -> Iterable[tuple[Any, Any]]:
-        for h in list(self.items):
-            fn = getattr(h, event, None)
-            if fn is not None:
-                yield h, fn
-
-    @staticmethod
-    def _failed(event: str, h: Any, exc: BaseException) -> None:
-        log.warning(
-            "%s hook of %s failed: %s: %s", event, type(h).__name__, type(exc).__name__, exc
-        )
-
-    def session_start(self, info: Mapping[str, Any]) -> None:
-        for h, fn in self._each("session_start"):
-            try:
-                fn(dict(info))
-            except Exception as exc:
-                self._failed("session_start", h, exc)
-
-    def user_message(self, text: str) -> str:
-        for h, fn in self._each("user_message"):
-            try:
-                res = fn(text)
-            except Exception as exc:
-                self._failed("user_message", h, exc)
-                continue
-            if isinstance(res, str):
-                text = res
-        return text
-
-    def before_tool_call(self, call: ToolCall) -> tuple[ToolCall, ToolOutput | None]:
-        """The call to run and, when a hook blocked it, the result to report
-        instead.  Later hooks see earlier rewrites; the first block wins."""
-        for h, fn in self._each("before_tool_call"):
-            try:
-                d = fn(call)
-            except Exception as exc:
-                self._failed("before_tool_call", h, exc)
-                reason = f"before_tool_call hook failed: {type(exc).__name__}: {exc}"
-                return call, ToolCallDecision(call, True, reason).output()
-            if d is None:
-                continue
-            if getattr(d, "blocked", False):
-                return call, d.output()
-            new = getattr(d, "call", call)
-            if new is not call:
-                if not isinstance(new.input, dict):
-                    reason = "before_tool_call hook rewrote the input to a non-object"
-                    return call, ToolCallDecision(call, True, reason).output()
-                # the id and name are the model's; only the input may change
-                call = ToolCall(call.id, call.name, new.input)
-        return call, None
-
-    def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
-        for h, fn in self._each("after_tool_call"):
-            try:
-                res = fn(call, output)
-            except Exception as exc:
-                self._failed("after_tool_call", h, exc)
-                continue
-            if isinstance(res, ToolOutput):
-                output = res
-            elif isinstance(res, str):
-                output = ToolOutput(res, output.is_error)
-        return output
-
-    def turn_end(self, info: Mapping[str, Any]) -> None:
-        for h, fn in self._each("turn_end"):
-            try:
-                fn(dict(info))
-            except Exception as exc:
-                self._failed("turn_end", h, exc)
-
-    def before_compact(self, info: Mapping[str, Any]) -> str | None:
-        prompt: str | None = None
-        for h, fn in self._each("before_compact"):
-            payload = dict(info)
-            if prompt is not None:
-                payload["prompt"] = prompt
-            try:
-                res = fn(payload)
-            except Exception as exc:
-                self._failed("before_compact", h, exc)
-                continue
-            if isinstance(res, str):
-                prompt = res
-        return prompt
 
 
 class Agent:
@@ -181,7 +77,7 @@ class Agent:
         self._ahttp: dict[int, httpx.AsyncClient] = {}
         self._lock = threading.Lock()
         self._active: Stream | AsyncStream | None = None
-        self._hooks = _HookChain()
+        self._hooks = HookChain()
         self._session_started = False
         self._resumed = any(m.role != "system" for m in self.conversation)
         # the system prompt of a new conversation: ``system_prompt`` (the one
@@ -269,27 +165,7 @@ class Agent:
         if not body:
             return None
         prompt = self.compaction_prompt(prompt or c.DEFAULT_COMPACTION_PROMPT, extra)
-        request = Conversation(
-            [
-                Message("system", (Text(c.SUMMARIZER_SYSTEM),)),
-                c.summary_request(body, prompt, extra),
-            ]
-        )
-        summarizer = Agent(self.config, conversation=request)
-        summarizer._http = self._http_client()  # share the connection pool
-        try:
-            with summarizer.run() as stream:
-                for _ in stream:
-                    pass
-        finally:
-            summarizer._http = None
-        reply = request[-1] if len(request) > 2 else None
-        summary = reply.text.strip() if reply is not None and reply.role == "assistant" else ""
-        if not summary:
-            raise PantoError(
-                f"compaction: {self.config.model_spec} returned no summary; "
-                "the conversation was not changed"
-            )
+        summary = c.summarize(self.config, body, prompt, extra, self._http_client)
         result = c.Compaction(summary, c.context_tokens(body), len(body))
         append_compaction = getattr(self.store, "append_compaction", None)
         if append_compaction is not None:
@@ -298,6 +174,21 @@ class Agent:
         self.conversation.extend([m for m in msgs if m.role == "system"])
         self.conversation.append(c.compaction_summary_message(summary))
         return result
+
+    # -- the model ----------------------------------------------------------------
+
+    def set_model(self, provider_model: str) -> Config:
+        """Switch to ``provider/model`` (``ConfigError`` when it cannot be
+        resolved; nothing changes then).  The store records a
+        ``model_change`` unless it already names this model."""
+        config = self.config.with_model(provider_model)
+        self.config = config
+        append = getattr(self.store, "append_model_change", None)
+        if append is not None:
+            active = getattr(self.store, "active_model", None)
+            if active is None or tuple(active) != (config.provider, config.model):
+                append(config.provider, config.model)
+        return config
 
     def compaction_prompt(self, default: str, extra: str | None = None, **info: Any) -> str:
         """The prompt compaction should use: ``default`` unless a
@@ -345,12 +236,10 @@ class Agent:
         """Add a hooks object (an ``AgentHooks`` subclass, or anything with
         some of its methods, such as ``LuaToolSource.hooks``).  Hooks run in
         the order they were added."""
-        if hooks not in self._hooks.items:
-            self._hooks.items.append(hooks)
+        self._hooks.add(hooks)
 
     def remove_hooks(self, hooks: Any) -> None:
-        if hooks in self._hooks.items:
-            self._hooks.items.remove(hooks)
+        self._hooks.remove(hooks)
 
     @property
     def hooks(self) -> list[Any]:
@@ -441,13 +330,30 @@ class Agent:
 
     # -- turns --------------------------------------------------------------------
 
+    def _open_turn(self) -> TurnContext:
+        """What a turn needs (called by the stream on its first ``next()``):
+        open tool calls answered first, then a snapshot of the tools."""
+        from ..providers import make_provider
+
+        self._repair()
+        return TurnContext(
+            config=self.config,
+            conversation=self.conversation,
+            registry=self._registry(),
+            provider=make_provider(self.config),
+            persist=self._persist,
+            hooks=self._hooks,
+            http_client=self._http_client,
+            async_http_client=self._async_http_client,
+        )
+
     def run(self) -> Stream:
         """Start a turn: a ``Stream`` over every event until the model stops
         asking for tools.  Nothing is sent until the first ``next()``."""
         self._cancel_active()
         if self._hooks:
             self._ensure_session()
-        stream = Stream(self)
+        stream = Stream(self._open_turn, self._hooks)
         self._active = stream
         return stream
 
@@ -457,20 +363,16 @@ class Agent:
         self._cancel_active()
         if self._hooks:
             self._ensure_session()
-        stream = AsyncStream(self)
+        stream = AsyncStream(self._open_turn, self._hooks)
         self._active = stream
         return stream
 
     def _cancel_active(self) -> None:
         s, self._active = self._active, None
         if s is not None and not s.done and not s.closed:
-            if isinstance(s, Stream):
-                s.close()
-            else:
-                s.close()
-                if not s.done:
-                    # never iterated, or suspended: cancel its bookkeeping now
-                    s._abort(CANCELLED)
+            # an async turn never iterated, or suspended, is also cancelled
+            # in its bookkeeping now
+            s.cancel()
 
     # -- HTTP clients ---------------------------------------------------------------
 

@@ -11,10 +11,14 @@ entry; the full history stays in the file, only omitted from the context.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from .conversation import (
+from ..conversation import (
+    COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+    Conversation,
     Message,
     RedactedThinking,
     Text,
@@ -23,11 +27,18 @@ from .conversation import (
     ToolUse,
     compaction_summary_message,
 )
+from ..errors import PantoError
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = [
+    "COMPACTION_SUMMARY_PREFIX",
+    "COMPACTION_SUMMARY_SUFFIX",
     "DEFAULT_COMPACTION_PROMPT",
     "Compaction",
     "compaction_summary_message",
+    "summarize",
     "transcript",
 ]
 
@@ -120,3 +131,46 @@ def context_tokens(messages: Iterable[Message]) -> int:
             if total:
                 return total
     return len(transcript(msgs)) // 4
+
+
+def summarize(
+    config: Config,
+    messages: Iterable[Message],
+    prompt: str,
+    extra: str | None,
+    http_client: Callable[[], Any] | None = None,
+) -> str:
+    """Ask the model for the summary of ``messages`` (a turn of its own: no
+    tools, no hooks, nothing persisted); raises ``PantoError`` when the reply
+    is empty, a provider error when the request fails."""
+    from ..providers import make_provider
+    from .stream import Stream
+    from .turn import TurnContext
+
+    request = Conversation(
+        [
+            Message("system", (Text(SUMMARIZER_SYSTEM),)),
+            summary_request(messages, prompt, extra),
+        ]
+    )
+
+    def open_turn() -> TurnContext:
+        return TurnContext(
+            config=config,
+            conversation=request,
+            registry={},
+            provider=make_provider(config),
+            persist=lambda msgs: None,
+            http_client=http_client,
+        )
+
+    with Stream(open_turn) as stream:
+        for _ in stream:
+            pass
+    reply = request[-1] if len(request) > 2 else None
+    summary = reply.text.strip() if reply is not None and reply.role == "assistant" else ""
+    if not summary:
+        raise PantoError(
+            f"compaction: {config.model_spec} returned no summary; the conversation was not changed"
+        )
+    return summary

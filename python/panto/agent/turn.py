@@ -1,0 +1,580 @@
+"""The turn as an I/O-free state machine.
+
+A ``Turn`` holds everything a turn knows -- its phase, the partial message
+of the round being streamed, the tool round being dispatched, the usage so
+far, how it ended -- and answers, for each input, what to yield and what to
+do next.  It never touches a socket, a thread or a clock of its own: the
+drivers in ``agent/stream.py`` (sync and async) do the I/O and feed it.
+
+Phases (``turn.phase``)::
+
+    REQUESTING --request()--> STREAMING --accept(MessageComplete)--> DISPATCHING or DONE
+        ^                        |                                        |
+        +--attempt_failed(err) --+ (a retry: yield the ProviderRetry,     |
+        |    sleep its delay)       else FAILED)                          |
+        +------------------ tool_results()/expire() finish the round -----+
+    any phase --cancel()--> CANCELLED;  --fail(reason)--> FAILED
+
+- ``request()`` gives the ``PreparedRequest`` to send (the same one for
+  every attempt of a round).
+- ``accept(event)`` takes one decoded event of the response and returns the
+  events to yield (``MessageStart`` is held back until the first block so a
+  retried attempt never shows two).  The terminal ``MessageComplete`` commits
+  the round's message and moves on: to ``DISPATCHING`` when the model asked
+  for tools, else to ``DONE``.
+- ``attempt_failed(err)`` decides whether to retry (before any content, a
+  retryable error, attempts left, a wait no longer than ``retry_wait_max``):
+  it returns the ``ProviderRetry`` to yield, or None when the turn failed
+  (the partial message is kept in the conversation with ``error`` set).
+- ``start_tools()``, ``tool_results(gid, outputs)`` and ``expire(now)`` run
+  the tool round: the calls grouped by owner (``ToolRound``); the driver
+  runs each group (``agent/dispatch.py``) and reports back.
+- ``cancel()`` and ``fail(reason)`` keep what was produced and leave the
+  conversation valid (every tool call answered).
+- ``end()`` gives the ``turn_end`` hook payload, once.
+
+The ``TurnContext`` is what the agent hands a turn: the conversation, a
+snapshot of the tool registry, the hooks, the provider, the persist
+callback and the HTTP client factories.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..conversation import Conversation, Message, Text, Thinking, ToolResultBlock, ToolUse, Usage
+from ..errors import PantoError, ProviderError, TruncatedStream
+from ..events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    Event,
+    MessageComplete,
+    MessageStart,
+    ProviderRetry,
+    ToolCallStart,
+    ToolResult,
+)
+from ..providers.transport import backoff_delay, logger, redact_headers, scrub_error
+from ..tools import Tool, ToolDecl, ToolOutput, ToolSource
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..providers.base import PreparedRequest, Provider
+    from .hooks import HookChain
+
+__all__ = [
+    "CANCELLED",
+    "Partial",
+    "Phase",
+    "ToolGroup",
+    "ToolRound",
+    "Turn",
+    "TurnContext",
+]
+
+#: The result content of a tool call that was cancelled (and the partial
+#: message's error when a turn is cancelled).
+CANCELLED = "cancelled"
+
+Registry = Mapping[str, tuple[Tool | ToolSource, ToolDecl]]
+
+
+class Phase(enum.Enum):
+    REQUESTING = "requesting"
+    STREAMING = "streaming"
+    DISPATCHING = "dispatching"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+_ENDED = frozenset({Phase.DONE, Phase.FAILED, Phase.CANCELLED})
+
+
+@dataclass(slots=True)
+class TurnContext:
+    """What a turn needs, handed to it by the agent (no back-reference)."""
+
+    config: Config
+    conversation: Conversation
+    registry: Registry
+    provider: Provider
+    #: called with the messages the turn adds to the conversation
+    persist: Callable[[Sequence[Message]], None]
+    hooks: HookChain | None = None
+    #: () -> httpx.Client, and () -> httpx.AsyncClient for the running loop
+    http_client: Callable[[], Any] | None = None
+    async_http_client: Callable[[], Any] | None = None
+
+
+# -- the partial assistant message of a round ---------------------------------------
+
+
+class Partial:
+    """What a round has streamed so far, to keep on failure or cancel."""
+
+    __slots__ = ("blocks", "kinds", "parts", "start")
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, Any] = {}
+        self.parts: dict[int, list[str]] = {}
+        self.kinds: dict[int, str] = {}
+        self.start: MessageStart | None = None
+
+    @property
+    def has_content(self) -> bool:
+        return bool(self.blocks or self.parts)
+
+    def message(self, error: str, provider: str, model: str) -> Message | None:
+        """Finished blocks plus the text / thinking streamed of unfinished
+        ones.  Tool calls are dropped: they were never run, and a tool call
+        without a result would make the next request invalid."""
+        content: list[Any] = []
+        for i in sorted(set(self.blocks) | set(self.parts)):
+            b = self.blocks.get(i)
+            if b is None:
+                kind = self.kinds.get(i)
+                text = "".join(self.parts.get(i, ()))
+                if kind == "text" and text:
+                    b = Text(text)
+                elif kind == "thinking" and text:
+                    b = Thinking(text, "")
+            if b is not None and not isinstance(b, ToolUse):
+                content.append(b)
+        if not content:
+            return None
+        return Message(
+            "assistant",
+            tuple(content),
+            self.start.usage if self.start else None,
+            "error",
+            provider,
+            (self.start.model if self.start else None) or model,
+            error,
+        )
+
+
+# -- the tool round ---------------------------------------------------------------------
+
+
+class ToolGroup:
+    """Calls run together: one native tool call, or all of a source's."""
+
+    __slots__ = ("deadline", "done", "indices", "owner")
+
+    def __init__(self, owner: Tool | ToolSource, indices: list[int], deadline: float | None):
+        self.owner = owner
+        self.indices = indices
+        self.deadline = deadline
+        self.done = False
+
+
+class ToolRound:
+    """The calls of one assistant message, grouped by owner (each native
+    call its own group; each ``ToolSource`` one group), results kept in call
+    order.  Calls answered at once -- an unknown tool, arguments that are not
+    a JSON object -- are in ``immediate``.  Deadlines are absolute times on
+    the clock the driver passes to ``expire``."""
+
+    def __init__(
+        self,
+        calls: Sequence[ToolUse],
+        registry: Registry,
+        default_timeout: float | None,
+        now: float = 0.0,
+    ) -> None:
+        self.calls = list(calls)
+        self.results: list[ToolOutput | None] = [None] * len(self.calls)
+        self.immediate: list[int] = []
+        self.groups: list[ToolGroup] = []
+        self.cancelled = False
+        by_source: dict[int, ToolGroup] = {}
+        for i, call in enumerate(self.calls):
+            entry = registry.get(call.name)
+            if entry is None:
+                known = ", ".join(sorted(registry)) or "none"
+                self.results[i] = ToolOutput(
+                    f"unknown tool {call.name!r} (available tools: {known})", True
+                )
+                self.immediate.append(i)
+                continue
+            if call.raw_input is not None:
+                self.results[i] = ToolOutput(
+                    f"the arguments for {call.name!r} are not a JSON object: "
+                    f"{call.raw_input[:2000]!r}",
+                    True,
+                )
+                self.immediate.append(i)
+                continue
+            owner, decl = entry
+            timeout = decl.timeout if decl.timeout is not None else default_timeout
+            deadline = now + timeout if timeout is not None else None
+            if isinstance(owner, ToolSource):
+                g = by_source.get(id(owner))
+                if g is None:
+                    g = by_source[id(owner)] = ToolGroup(owner, [], deadline)
+                    self.groups.append(g)
+                elif g.deadline is not None:
+                    g.deadline = None if deadline is None else max(g.deadline, deadline)
+                g.indices.append(i)
+            else:
+                self.groups.append(ToolGroup(owner, [i], deadline))
+
+    def accept(self, gid: int, outs: Sequence[ToolOutput | None]) -> list[int]:
+        """Record a group's outputs; returns the call indices completed."""
+        g = self.groups[gid]
+        if g.done:
+            return []  # late result of a group that timed out or was cancelled
+        g.done = True
+        for i, o in zip(g.indices, outs):
+            self.results[i] = o if o is not None else ToolOutput("no result", True)
+        return g.indices
+
+    def next_deadline(self) -> float | None:
+        ds = [g.deadline for g in self.groups if not g.done and g.deadline is not None]
+        return min(ds) if ds else None
+
+    def expire(self, now: float) -> tuple[list[int], list[ToolGroup]]:
+        """Time out overdue groups: the call indices completed, and the
+        groups whose owner should be cancelled."""
+        done: list[int] = []
+        expired: list[ToolGroup] = []
+        for g in self.groups:
+            if not g.done and g.deadline is not None and g.deadline <= now:
+                g.done = True
+                expired.append(g)
+                for i in g.indices:
+                    self.results[i] = ToolOutput("timed out", True)
+                done.extend(g.indices)
+        return done, expired
+
+    @property
+    def pending(self) -> bool:
+        return any(not g.done for g in self.groups)
+
+    def cancel(self) -> list[ToolGroup]:
+        """Mark running groups done; unfinished calls get a "cancelled"
+        error result.  Returns the groups that were still running."""
+        if self.cancelled:
+            return []
+        self.cancelled = True
+        running = [g for g in self.groups if not g.done]
+        for g in running:
+            g.done = True
+        for i, r in enumerate(self.results):
+            if r is None:
+                self.results[i] = ToolOutput(CANCELLED, True)
+        return running
+
+    def message(self) -> Message:
+        return Message(
+            "tool",
+            tuple(
+                ToolResultBlock(c.id, r.content if r else CANCELLED, r.is_error if r else True)
+                for c, r in zip(self.calls, self.results)
+            ),
+        )
+
+
+# -- the turn -------------------------------------------------------------------------------
+
+
+class Turn:
+    """One turn's state (see the module docstring)."""
+
+    def __init__(self, ctx: TurnContext) -> None:
+        self.ctx = ctx
+        self.config = ctx.config
+        self.phase = Phase.REQUESTING
+        self.usage = Usage()
+        self.messages: list[Message] = []
+        self.rounds = 0
+        self.attempt = 0
+        self.partial: Partial | None = None
+        self.tools: ToolRound | None = None
+        self.final: MessageComplete | None = None
+        self.error: str | None = None
+        self._decls = [d for _, d in ctx.registry.values()]
+        self._request: PreparedRequest | None = None
+        self._started = False
+        self._ended = False
+
+    @property
+    def ended(self) -> bool:
+        return self.phase in _ENDED
+
+    # -- requesting ---------------------------------------------------------------
+
+    def request(self) -> PreparedRequest:
+        """The request of this round's next attempt; the phase becomes
+        STREAMING with an empty partial message."""
+        self._expect(Phase.REQUESTING)
+        req = self._request
+        if req is None:
+            req = self._request = self.ctx.provider.build_request(
+                self.ctx.conversation.messages, self._decls
+            )
+            if logger.isEnabledFor(10):
+                logger.debug(
+                    "POST %s headers=%s body=%d bytes",
+                    req.url,
+                    redact_headers(req.headers),
+                    len(req.body),
+                )
+        self.partial = Partial()
+        self._started = False
+        self.phase = Phase.STREAMING
+        return req
+
+    # -- streaming -------------------------------------------------------------------
+
+    def accept(self, ev: Event) -> tuple[Event, ...]:
+        """One decoded event of the response: the events to yield."""
+        p = self.partial
+        tp = type(ev)
+        if tp is ContentDelta:
+            try:
+                p.parts[ev.index].append(ev.text)  # type: ignore[union-attr]
+            except KeyError:
+                p.parts[ev.index] = [ev.text]  # type: ignore[union-attr]
+            return (ev,)
+        if p is None or self.phase is not Phase.STREAMING:
+            raise PantoError(f"turn: an event arrived in phase {self.phase.value}")
+        if tp is MessageStart:
+            p.start = ev  # type: ignore[assignment]
+            return ()
+        if tp is MessageComplete:
+            out = self._finish_round(ev)  # type: ignore[arg-type]
+            if not self._started and p.start is not None:
+                return (p.start, out)
+            return (out,)
+        pre: tuple[Event, ...] = ()
+        if not self._started:
+            self._started = True
+            if p.start is not None:
+                pre = (p.start,)
+        if tp is BlockStart:
+            p.parts[ev.index] = []  # type: ignore[union-attr]
+            p.kinds[ev.index] = ev.kind  # type: ignore[union-attr]
+        elif tp is BlockComplete:
+            p.blocks[ev.index] = ev.block  # type: ignore[union-attr]
+        return (*pre, ev)
+
+    def attempt_failed(self, err: PantoError) -> ProviderRetry | None:
+        """The attempt ended with ``err`` (scrubbed of secrets here, in
+        place, before anyone shows it).  Returns the ``ProviderRetry`` to
+        yield -- then wait ``retry.delay`` and ``request()`` again -- or None:
+        the turn FAILED (raise ``err``)."""
+        scrub_error(err, self.ctx.provider.secrets)
+        cfg = self.config
+        started = self.partial is not None and self.partial.has_content
+        retryable = isinstance(err, TruncatedStream) or (
+            isinstance(err, ProviderError) and err.retryable
+        )
+        retry_after = err.retry_after if isinstance(err, ProviderError) else None
+        wait_max = _retry_wait_max(cfg)
+        if (
+            self.phase is not Phase.STREAMING
+            or started
+            or not retryable
+            or self.attempt >= cfg.max_retries
+        ):
+            self.fail(str(err))
+            return None
+        if retry_after is not None and retry_after > wait_max:
+            note = f" (the server asked to wait {retry_after:g}s; retry_wait_max is {wait_max:g}s)"
+            if isinstance(err, ProviderError):
+                err.message += note
+                err.args = (err.message,)
+            self.fail(str(err))
+            return None
+        delay = backoff_delay(
+            self.attempt + 1, cfg.retry_base_delay, cfg.retry_max_delay, retry_after, wait_max
+        )
+        status = err.status if isinstance(err, ProviderError) else None
+        self.attempt += 1
+        self.partial = None
+        self.phase = Phase.REQUESTING
+        logger.info("retrying in %.2fs (attempt %d): %s", delay, self.attempt, err)
+        return ProviderRetry(self.attempt, delay, str(err), status)
+
+    def _finish_round(self, ev: MessageComplete) -> MessageComplete:
+        """Commit the round's message; the event to yield."""
+        cfg = self.config
+        self.partial = None
+        self._request = None
+        self.attempt = 0
+        self.usage = self.usage + ev.usage
+        msg = dataclasses.replace(
+            ev.message,
+            usage=ev.usage,
+            stop_reason=ev.stop_reason,
+            provider=cfg.provider,
+            model=ev.message.model or cfg.model,
+        )
+        calls = msg.tool_uses
+        extra: list[Message] = []
+        if calls:
+            if self.rounds >= cfg.max_tool_rounds:
+                note = (
+                    f"stopped: the turn reached max_tool_rounds={cfg.max_tool_rounds}; "
+                    "the last tool calls were not run"
+                )
+                msg = dataclasses.replace(msg, error=note)
+                extra.append(
+                    Message("tool", tuple(ToolResultBlock(c.id, note, True) for c in calls))
+                )
+            else:
+                self.tools = ToolRound(calls, self.ctx.registry, cfg.tool_timeout)
+        self._commit(msg, *extra)
+        final = self.tools is None
+        out = MessageComplete(msg, ev.stop_reason, self.usage, final, ev.raw_stop_reason)
+        if final:
+            self.final = out
+            self.phase = Phase.DONE
+        else:
+            self.phase = Phase.DISPATCHING
+        return out
+
+    # -- dispatching -------------------------------------------------------------------
+
+    def start_tools(self, now: float = 0.0) -> list[Event]:
+        """The tool round begins: ``ToolCallStart`` for every call, then the
+        results known at once.  ``now`` sets the groups' deadlines (the
+        driver's monotonic clock).  The driver then runs ``tools.groups``."""
+        self._expect(Phase.DISPATCHING)
+        r = self.tools
+        assert r is not None
+        if now:
+            for g in r.groups:
+                if g.deadline is not None:
+                    g.deadline += now
+        out: list[Event] = [ToolCallStart(c) for c in r.calls]
+        out += self._results(r, r.immediate)
+        self._maybe_finish_tools()
+        return out
+
+    def tool_results(self, gid: int, outs: Sequence[ToolOutput | None]) -> list[Event]:
+        """A group finished: its ``ToolResult`` events."""
+        r = self.tools
+        if r is None or self.phase is not Phase.DISPATCHING:
+            return []  # a late result after the round ended
+        out = self._results(r, r.accept(gid, outs))
+        self._maybe_finish_tools()
+        return out
+
+    def next_deadline(self) -> float | None:
+        r = self.tools
+        return r.next_deadline() if r is not None else None
+
+    def expire(self, now: float) -> tuple[list[Event], list[Any]]:
+        """Time out overdue groups: the events to yield and the owners the
+        driver should cancel (``ToolSource.cancel()``)."""
+        r = self.tools
+        if r is None or self.phase is not Phase.DISPATCHING:
+            return [], []
+        done, expired = r.expire(now)
+        out = self._results(r, done)
+        self._maybe_finish_tools()
+        return out, [g.owner for g in expired]
+
+    @staticmethod
+    def _results(r: ToolRound, indices: Sequence[int]) -> list[Event]:
+        out: list[Event] = []
+        for i in indices:
+            res = r.results[i]
+            assert res is not None
+            out.append(ToolResult(r.calls[i], res.content, res.is_error))
+        return out
+
+    def _maybe_finish_tools(self) -> None:
+        r = self.tools
+        if r is not None and not r.pending:
+            self.tools = None
+            self.rounds += 1
+            self._commit(r.message())
+            self.phase = Phase.REQUESTING
+
+    # -- ending ------------------------------------------------------------------------
+
+    def fail(self, reason: str) -> list[Any]:
+        """End the turn with an error (kept on the partial message)."""
+        if self.ended:
+            return []
+        owners = self._abort(reason)
+        self.error = reason
+        self.phase = Phase.FAILED
+        return owners
+
+    def cancel(self) -> list[Any]:
+        """End the turn as cancelled.  Returns the tool owners still
+        running, for the driver to cancel."""
+        if self.ended:
+            return []
+        owners = self._abort(CANCELLED)
+        self.phase = Phase.CANCELLED
+        return owners
+
+    def _abort(self, reason: str) -> list[Any]:
+        """Keep what the turn produced so far; leave the conversation valid."""
+        owners: list[Any] = []
+        p, self.partial = self.partial, None
+        if p is not None:
+            m = p.message(reason, self.config.provider, self.config.model)
+            if m is not None:
+                self._commit(m)
+        r, self.tools = self.tools, None
+        if r is not None:
+            owners = [g.owner for g in r.cancel()]
+            self.rounds += 1
+            self._commit(r.message())
+        return owners
+
+    def end(self) -> dict[str, Any] | None:
+        """The ``turn_end`` payload -- ``{stop_reason, usage, cancelled,
+        error, rounds}`` -- the first time it is asked for, else None."""
+        if self._ended:
+            return None
+        self._ended = True
+        f = self.final
+        return {
+            "stop_reason": f.stop_reason if f is not None else None,
+            "usage": self.usage.to_dict(),
+            "cancelled": f is None and self.phase is not Phase.FAILED,
+            "error": f.message.error if f is not None else self.error,
+            "rounds": self.rounds,
+        }
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _commit(self, *messages: Message) -> None:
+        conv = self.ctx.conversation
+        for m in messages:
+            conv.append(m)
+            self.messages.append(m)
+        self.ctx.persist(messages)
+
+    def _expect(self, phase: Phase) -> None:
+        if self.phase is not phase:
+            raise PantoError(f"turn: expected phase {phase.value}, not {self.phase.value}")
+
+
+def failed_before_start(error: str) -> dict[str, Any]:
+    """The ``turn_end`` payload of a turn that could not start."""
+    return {
+        "stop_reason": None,
+        "usage": Usage().to_dict(),
+        "cancelled": False,
+        "error": error,
+        "rounds": 0,
+    }
+
+
+def _retry_wait_max(cfg: Config) -> float:
+    v = getattr(cfg, "retry_wait_max", None)
+    return float(v) if v is not None else 60.0

@@ -1,0 +1,418 @@
+"""The HTTP transport of a provider round, sync and async, and the one
+scrubber for secrets.
+
+Everything here is wire-independent: the provider classes (``base.py`` and
+one module per wire) build the request; this module sends it (``send`` /
+``asend``), reads a bounded prefix of an error body (``read_error_body``),
+picks the body iterator that undoes a content encoding (``body_chunks``),
+maps httpx errors to ``ProviderError`` (``transport_error``), wakes a reader
+blocked on a socket (``shutdown_socket``), computes retry delays
+(``retry_after_seconds``, ``backoff_delay``) and runs the watchdogs
+(``Watch``: first byte, idle).
+
+Secrets: every API key a provider is built with is registered here
+(``register_secrets``).  ``redact(text)`` replaces them in any text, and
+every path that turns provider bytes into text a human or a file sees goes
+through it (``scrub_error`` for exceptions).  ``install_log_redaction()``
+(run at import) scrubs every record logged on ``panto`` or any ``panto.*``
+child logger, whenever that logger was created.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import random
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ..errors import PantoError, ProviderError
+
+__all__ = [
+    "ERROR_BODY_LIMIT",
+    "Watch",
+    "backoff_delay",
+    "body_chunks",
+    "install_log_redaction",
+    "logger",
+    "read_error_body",
+    "redact",
+    "redact_headers",
+    "register_secrets",
+    "retry_after_seconds",
+    "scrub_error",
+    "shutdown_socket",
+    "transport_error",
+]
+
+logger = logging.getLogger("panto")
+
+#: At most this much of an HTTP error body is read (the rest is dropped).
+ERROR_BODY_LIMIT = 64 * 1024
+
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-authorization"})
+
+# -- secrets ---------------------------------------------------------------------
+
+_secrets: set[str] = set()
+_secrets_lock = threading.Lock()
+_secrets_snapshot: tuple[str, ...] = ()
+
+
+def register_secrets(secrets: Iterable[str]) -> None:
+    """Remember strings ``redact`` must always scrub (API keys)."""
+    global _secrets_snapshot
+    new = {s for s in secrets if s and len(s) >= 4}
+    if new - _secrets:
+        with _secrets_lock:
+            _secrets.update(new)
+            # longest first: a key that contains another is replaced whole
+            _secrets_snapshot = tuple(sorted(_secrets, key=len, reverse=True))
+
+
+def secret_header_values(headers: Mapping[str, str]) -> list[str]:
+    """The values of headers that carry credentials (``Bearer`` stripped)."""
+    out = []
+    for k, v in headers.items():
+        if k.lower() in _SECRET_HEADERS and v:
+            out.append(v)
+            if v.lower().startswith("bearer "):
+                out.append(v[7:].strip())
+    return out
+
+
+def redact(text: str, secrets: Sequence[str] | None = None) -> str:
+    """``text`` with every registered secret (plus ``secrets``) -- and the
+    first characters of a long one, which some providers echo back -- replaced
+    by ``***``."""
+    if not text:
+        return text
+    todo: Sequence[str] = _secrets_snapshot
+    if secrets:
+        todo = (*secrets, *todo)
+    for s in todo:
+        if s and len(s) >= 4:
+            if s in text:
+                text = text.replace(s, "***")
+            if len(s) > 12 and s[:-4] in text:
+                text = text.replace(s[:-4], "***")
+    return text
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k: ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in headers.items()}
+
+
+def scrub_error(err: PantoError, secrets: Sequence[str] | None = None) -> PantoError:
+    """``err`` with ``redact`` applied to its message (the same object,
+    changed in place, so a caller's ``raise`` keeps its traceback)."""
+    if isinstance(err, ProviderError):
+        clean = redact(err.message, secrets)
+        if clean != err.message:
+            err.message = clean
+            err.args = (clean,)
+        return err
+    if err.args and isinstance(err.args[0], str):
+        clean = redact(err.args[0], secrets)
+        if clean != err.args[0]:
+            err.args = (clean, *err.args[1:])
+    return err
+
+
+class _RedactingFilter(logging.Filter):
+    """Scrub registered secrets from a record's message and traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        _scrub_record(record)
+        return True
+
+
+def _scrub_record(record: logging.LogRecord) -> None:
+    if not _secrets_snapshot:
+        return
+    msg = record.getMessage()
+    clean = redact(msg)
+    if clean != msg:
+        record.msg, record.args = clean, None
+    if record.exc_info and not record.exc_text:
+        import traceback
+
+        record.exc_text = redact("".join(traceback.format_exception(*record.exc_info)).rstrip())
+    elif record.exc_text:
+        record.exc_text = redact(record.exc_text)
+
+
+_installed = False
+
+
+def install_log_redaction() -> None:
+    """Scrub secrets from every record logged on ``panto`` and on every
+    ``panto.*`` child logger, those created later included (a filter on the
+    ``panto`` logger alone misses records logged on children: filters do not
+    propagate).  Idempotent."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    filt = _RedactingFilter("panto")
+    logger.addFilter(filt)
+    for name, lg in list(logging.Logger.manager.loggerDict.items()):
+        if name.startswith("panto.") and isinstance(lg, logging.Logger):
+            lg.addFilter(filt)
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        name = record.name
+        if name.startswith("panto") and (len(name) == 5 or name[5] == "."):
+            _scrub_record(record)
+        return record
+
+    logging.setLogRecordFactory(factory)
+
+
+install_log_redaction()
+
+# -- retries ------------------------------------------------------------------------
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """``retry-after-ms`` (OpenAI) or ``Retry-After`` as seconds or an HTTP
+    date; None when absent or unparseable."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        import email.utils  # (a rare path: not imported at start-up)
+
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_delay(
+    attempt: int, base: float, cap: float, retry_after: float | None, wait_max: float = 600.0
+) -> float:
+    """Exponential backoff with jitter (attempt counts from 1), never longer
+    than ``wait_max``.  A ``Retry-After`` from the server wins (never
+    shortened; callers give up instead of waiting more than ``wait_max``)."""
+    if retry_after is not None:
+        return min(retry_after, wait_max)
+    delay = min(cap, wait_max, base * (2 ** (attempt - 1)))
+    return delay * (0.5 + random.random() / 2)
+
+
+# -- HTTP -------------------------------------------------------------------------------
+
+
+def timeouts(connect: float, read: float, first_byte: float | None) -> Any:
+    """httpx timeouts for sending a request: until the response headers
+    arrive the read timeout is ``first_byte`` when that is shorter
+    (``body_started`` restores ``read`` for the body)."""
+    import httpx
+
+    head = read if first_byte is None else min(read, first_byte)
+    return httpx.Timeout(head, connect=connect, pool=connect)
+
+
+def body_started(request: Any, read: float) -> None:
+    """The headers are in: the body's reads get the plain ``read`` timeout.
+    (httpcore reads ``request.extensions["timeout"]`` when the body
+    iteration starts.)"""
+    t = request.extensions.get("timeout")
+    if isinstance(t, dict):
+        t["read"] = read
+
+
+def prepare_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Request headers plus ``accept-encoding: identity`` (an event stream
+    is not worth compressing; ``body_chunks`` still decodes one that is)."""
+    h = dict(headers)
+    if not any(k.lower() == "accept-encoding" for k in h):
+        h["accept-encoding"] = "identity"
+    return h
+
+
+def _encoded(resp: Any) -> bool:
+    enc = resp.headers.get("content-encoding")
+    return bool(enc) and enc.strip().lower() != "identity"
+
+
+def body_chunks(resp: Any) -> Iterator[bytes]:
+    """The response body as bytes for the decoder: raw when it is not
+    content-encoded (the fast path), decoded (gzip, deflate, ...) when it is."""
+    return resp.iter_bytes() if _encoded(resp) else resp.iter_raw()
+
+
+def abody_chunks(resp: Any) -> Any:
+    return resp.aiter_bytes() if _encoded(resp) else resp.aiter_raw()
+
+
+def read_error_body(resp: Any, limit: int = ERROR_BODY_LIMIT) -> bytes:
+    """At most ``limit`` bytes of an (error) response body, decoded."""
+    buf = bytearray()
+    for chunk in resp.iter_bytes():
+        buf += chunk
+        if len(buf) >= limit:
+            break
+    return bytes(buf[:limit])
+
+
+async def aread_error_body(resp: Any, limit: int = ERROR_BODY_LIMIT) -> bytes:
+    buf = bytearray()
+    async for chunk in resp.aiter_bytes():
+        buf += chunk
+        if len(buf) >= limit:
+            break
+    return bytes(buf[:limit])
+
+
+def is_json(resp: Any) -> bool:
+    """A 200 whose body is JSON is an error object, not an event stream."""
+    ctype = resp.headers.get("content-type", "").lower()
+    return "json" in ctype and "event-stream" not in ctype
+
+
+def shutdown_socket(resp: Any) -> None:
+    """Wake a thread blocked reading ``resp`` (closing alone may not)."""
+    import socket
+
+    try:
+        ns = resp.extensions.get("network_stream")
+        sock = ns.get_extra_info("socket") if ns is not None else None
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:
+        pass
+
+
+def transport_error(
+    exc: Exception, url: str, connect: float, read: float, secrets: Sequence[str] = ()
+) -> PantoError:
+    """The ``ProviderError`` (retryable) for an httpx transport error."""
+    import httpx
+
+    host = httpx.URL(url).host
+    if isinstance(exc, httpx.ConnectTimeout):
+        msg, kind = f"connecting to {host} timed out after {connect:g}s", "connect_timeout"
+    elif isinstance(exc, httpx.ConnectError):
+        msg, kind = f"could not connect to {url}: {exc}", "connection_error"
+    elif isinstance(exc, httpx.ReadTimeout):
+        msg, kind = f"no data from {host} for {read:g}s (read timeout)", "read_timeout"
+    elif isinstance(exc, httpx.TimeoutException):
+        msg, kind = f"timed out talking to {host}: {exc}", "timeout"
+    elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+        msg, kind = (
+            f"the connection to {host} broke before the response was complete ({exc})",
+            "connection_closed",
+        )
+    else:
+        msg, kind = f"HTTP error talking to {host}: {exc}", "transport_error"
+    return ProviderError(redact(msg, secrets), type=kind, retryable=True)
+
+
+def stall_error(kind: str, host: str, seconds: float) -> ProviderError:
+    """The error of a watchdog that fired (``first_byte`` or ``idle``)."""
+    if kind == "first_byte":
+        msg = f"no response from {host} within {seconds:g}s (first_byte timeout)"
+    else:
+        msg = f"no progress from {host} for {seconds:g}s (idle timeout; pings do not count)"
+    return ProviderError(msg, type=f"{kind}_timeout", retryable=True)
+
+
+# -- watchdogs (sync) ----------------------------------------------------------------
+
+
+class Watch:
+    """A deadline on a streaming response, enforced by one shared daemon
+    thread: when it passes, ``fired`` is set and the response's socket is
+    shut down, so a reader blocked in ``recv`` (or fed keep-alive bytes that
+    are not progress) wakes up.  ``progress()`` moves the deadline."""
+
+    __slots__ = ("deadline", "fired", "idle", "kind", "resp")
+
+    def __init__(self, resp: Any, idle: float | None, kind: str = "idle") -> None:
+        self.resp = resp
+        self.idle = idle
+        self.kind = kind
+        self.fired: str | None = None
+        self.deadline = time.monotonic() + idle if idle is not None else float("inf")
+        if idle is not None:
+            _watchdog.add(self)
+
+    def progress(self) -> None:
+        if self.idle is not None:
+            self.deadline = time.monotonic() + self.idle
+
+    def arm(self, seconds: float, kind: str) -> None:
+        """A new deadline ``seconds`` from now (e.g. draining after the end)."""
+        self.kind = kind
+        self.idle = seconds
+        self.deadline = time.monotonic() + seconds
+        _watchdog.add(self)
+
+    def stop(self) -> None:
+        self.deadline = float("inf")
+        self.resp = None
+
+    def fire(self) -> None:
+        resp = self.resp
+        if resp is not None:
+            self.fired = self.kind
+            shutdown_socket(resp)
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._heap: list[tuple[float, int, Watch]] = []
+        self._thread: threading.Thread | None = None
+        self._n = 0
+
+    def add(self, w: Watch) -> None:
+        with self._cv:
+            self._n += 1
+            heapq.heappush(self._heap, (w.deadline, self._n, w))
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="panto-watchdog", daemon=True
+                )
+                self._thread.start()
+            elif self._heap[0][2] is w:
+                self._cv.notify()
+
+    def _run(self) -> None:
+        with self._cv:
+            while True:
+                if not self._heap:
+                    self._cv.wait()
+                    continue
+                when, _, w = self._heap[0]
+                now = time.monotonic()
+                if when > now:
+                    self._cv.wait(when - now)
+                    continue
+                heapq.heappop(self._heap)
+                if w.deadline == float("inf") or w.fired:
+                    continue  # stopped
+                if w.deadline > now:  # progress moved it: look again then
+                    self._n += 1
+                    heapq.heappush(self._heap, (w.deadline, self._n, w))
+                    continue
+                w.fire()
+
+
+_watchdog = _Watchdog()
