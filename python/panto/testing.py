@@ -102,7 +102,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     #: Render once and send the same bytes every time (benchmarks).
     cache: bool = False
-    _rendered: dict[tuple[str, str], list[bytes]] = field(
+    #: (the rendered events when ``cache`` is set)
+    rendered: dict[tuple[str, str], list[bytes]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -406,7 +407,7 @@ class _Handler(BaseHTTPRequestHandler):
         req = RecordedRequest(
             "POST", path, {k.lower(): v for k, v in self.headers.items()}, body, wire
         )
-        item = self.server.owner._next(req)
+        item = self.server.owner.next_item(req)
         if callable(item):
             item = item(req)
         if isinstance(item, HTTPError):
@@ -439,7 +440,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream(self, reply: Reply, wire: str, model: str) -> None:
         if reply.cache:
-            events = reply._rendered.get((wire, model)) or reply._rendered.setdefault(
+            events = reply.rendered.get((wire, model)) or reply.rendered.setdefault(
                 (wire, model), render_sse(reply, wire, model)
             )
         else:
@@ -469,7 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
                     if pending:
                         self._write_chunk(b"".join(pending))
                         pending = []
-                    self.server.owner._stall(reply.stall)
+                    self.server.owner.stall_wait(reply.stall)
                     self._abort()
                     return
                 pending.append(data)
@@ -572,14 +573,14 @@ class ScriptedServer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _next(self, req: RecordedRequest) -> ScriptItem | None:
+    def next_item(self, req: RecordedRequest) -> ScriptItem | None:
         with self._lock:
             self.requests.append(req)
             if self._script:
                 return self._script.popleft()
         return self.responder(req) if self.responder else None
 
-    def _stall(self, seconds: float) -> None:
+    def stall_wait(self, seconds: float) -> None:
         self._closing.wait(seconds)
 
 

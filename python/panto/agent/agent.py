@@ -28,7 +28,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..config import Config
-from ..conversation import Conversation, Message, Text, ToolResultBlock
+from ..conversation import (
+    Conversation,
+    Message,
+    Text,
+    ToolResultBlock,
+    unanswered_tool_uses,
+)
 from ..errors import ToolError
 from ..hooks import AgentHooks, ToolCallDecision
 from ..tools import Tool, ToolDecl, ToolSource
@@ -207,21 +213,11 @@ class Agent:
         """Answer tool calls of the last assistant message that have no
         result (a crashed earlier turn, a loaded session) so the next request
         is valid: "cancelled" error results go right after that message."""
-        msgs = list(self.conversation)
-        for i in range(len(msgs) - 1, -1, -1):
-            if msgs[i].role == "assistant":
-                break
-        else:
-            return
-        answered = {
-            b.tool_use_id
-            for m in msgs[i + 1 :]
-            for b in m.content
-            if isinstance(b, ToolResultBlock)
-        }
-        missing = [c for c in msgs[i].tool_uses if c.id not in answered]
+        missing = unanswered_tool_uses(self.conversation)
         if not missing:
             return
+        msgs = list(self.conversation)
+        i = max(k for k, m in enumerate(msgs) if m.role == "assistant")
         fix = Message("tool", tuple(ToolResultBlock(c.id, CANCELLED, True) for c in missing))
         if i == len(msgs) - 1:
             self.conversation.append(fix)

@@ -86,8 +86,7 @@ class _Cancelled(Exception):
 
 def _timeouts(cfg: Any) -> tuple[float | None, float | None]:
     """(first_byte, idle) watchdog seconds, None when off."""
-    fb = getattr(cfg, "first_byte_timeout", None)
-    idle = getattr(cfg, "idle_timeout", None)
+    fb, idle = cfg.first_byte_timeout, cfg.idle_timeout
     return (float(fb) if fb else None), (float(idle) if idle else None)
 
 

@@ -576,5 +576,5 @@ def failed_before_start(error: str) -> dict[str, Any]:
 
 
 def _retry_wait_max(cfg: Config) -> float:
-    v = getattr(cfg, "retry_wait_max", None)
-    return float(v) if v is not None else 60.0
+    v = cfg.retry_wait_max
+    return float(v) if v is not None else 600.0
