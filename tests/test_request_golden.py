@@ -32,6 +32,7 @@ def test_request_body_matches_the_golden_fixture(path: Path, wire: str) -> None:
         base_url="http://127.0.0.1:9",
         api_key="sk-golden",
         max_tokens=case["max_tokens"],
+        cache_enabled=False,  # the golden cases have no prompt caching (README)
     )
     provider = make_provider(config)
     messages = [Message.from_dict(m) for m in case["messages"]]

@@ -25,6 +25,7 @@ def make_config(server: ScriptedServer, wire: str, **kw: Any) -> Config:
         "retry_base_delay": 0.01,
         "retry_max_delay": 0.05,
         "max_tokens": 1000,
+        "cache_enabled": False,  # exact bodies; caching: tests/config/test_caching.py
     }
     defaults.update(kw)
     return Config(**defaults)

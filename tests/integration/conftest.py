@@ -60,6 +60,7 @@ def make_agent(server: ScriptedServer, lua: LuaSetup) -> Iterator[Callable[..., 
 
     def make(*, wire: str = "anthropic-messages", hooks: bool = True, **kw: Any) -> Agent:
         provider = "anthropic" if wire == "anthropic-messages" else "openai"
+        kw.setdefault("cache_enabled", False)  # exact bodies; caching: tests/config
         cfg = Config(
             provider=provider,
             model="test-model",

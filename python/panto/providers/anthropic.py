@@ -14,7 +14,9 @@ Mapping from panto's model:
   ``tool_use`` ``{id, name, input}``;
 - tool results -> a user message of ``tool_result`` blocks
   ``{tool_use_id, content, is_error}``; consecutive user-side messages are
-  merged so roles alternate.
+  merged so roles alternate;
+- prompt caching (``[cache]``, on by default): ``cache_control`` breakpoints,
+  see :func:`add_cache_breakpoints`.
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ from ..conversation import (
 from ..tools import ToolDecl
 from .base import Provider, system_text
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "serialize_messages", "serialize_tools"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "AnthropicProvider",
+    "add_cache_breakpoints",
+    "serialize_messages",
+    "serialize_tools",
+]
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -116,6 +124,8 @@ class AnthropicProvider(Provider):
         }
         if self.api_key:
             h["x-api-key"] = self.api_key
+        if self.config.cache_enabled and self.config.cache_ttl == "1h":
+            h["anthropic-beta"] = "extended-cache-ttl-2025-04-11"
         h.update(self.extra_headers)
         return h
 
@@ -132,4 +142,30 @@ class AnthropicProvider(Provider):
         body["stream"] = True
         if cfg.thinking_budget:
             body["thinking"] = {"type": "enabled", "budget_tokens": cfg.thinking_budget}
+        if cfg.cache_enabled:
+            add_cache_breakpoints(body, cfg.cache_ttl)
         return body
+
+
+def add_cache_breakpoints(body: dict[str, Any], ttl: str = "5m") -> None:
+    """Prompt caching: ``cache_control`` on the last tool declaration, the
+    system prompt and the last block of each of the last two user-side
+    messages (4 breakpoints, the API's limit).  The cache prefix is tools,
+    system, messages: each request writes the cache up to its newest user
+    message and reads what the previous request wrote up to the one before,
+    so a growing conversation (tool rounds included) keeps hitting it."""
+    cc: dict[str, Any] = {"type": "ephemeral"}
+    if ttl == "1h":
+        cc["ttl"] = "1h"
+    tools = body.get("tools")
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": cc}
+    if isinstance(body.get("system"), str):
+        body["system"] = [{"type": "text", "text": body["system"], "cache_control": cc}]
+    marked = 0
+    for m in reversed(body["messages"]):
+        if marked == 2:
+            break
+        if m["role"] == "user" and m["content"]:
+            m["content"][-1] = {**m["content"][-1], "cache_control": cc}
+            marked += 1

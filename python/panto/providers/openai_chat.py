@@ -14,7 +14,10 @@ Mapping from panto's model:
   sent back (OpenAI-compatible servers neither need nor accept them);
 - tool results -> one ``{"role": "tool", "tool_call_id", "content"}`` per
   result; an error result's content is prefixed with ``Error: `` (the wire
-  has no error flag).
+  has no error flag);
+- prompt caching (``[cache]``, on by default): for the ``openai`` provider
+  a ``prompt_cache_key`` stable for the session (:func:`prompt_cache_key`);
+  OpenAI-compatible servers get none (some reject unknown fields).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ..conversation import Message, Text, ToolResultBlock, ToolUse
 from ..tools import ToolDecl
 from .base import Provider, system_text
 
-__all__ = ["OpenAIChatProvider", "serialize_messages", "serialize_tools"]
+__all__ = ["OpenAIChatProvider", "prompt_cache_key", "serialize_messages", "serialize_tools"]
 
 
 def serialize_tools(tools: Sequence[ToolDecl]) -> list[dict[str, Any]]:
@@ -111,4 +114,17 @@ class OpenAIChatProvider(Provider):
         body[cfg.provider_config.max_tokens_field] = cfg.max_tokens
         if cfg.reasoning_effort:
             body["reasoning_effort"] = cfg.reasoning_effort
+        if cfg.cache_enabled and cfg.provider_config.name == "openai":
+            body["prompt_cache_key"] = prompt_cache_key(body["messages"])
         return body
+
+
+def prompt_cache_key(messages: Sequence[dict[str, Any]]) -> str:
+    """A ``prompt_cache_key`` that stays the same for a session: a hash of
+    its start (the system prompt and the first user message), so every turn
+    of a conversation, and a resume of it, is routed to the same cache."""
+    import hashlib
+
+    head = [m for m in messages[:2] if m["role"] in ("system", "user")]
+    data = json.dumps(head, ensure_ascii=False, sort_keys=True).encode()
+    return "panto-" + hashlib.sha256(data).hexdigest()[:32]
