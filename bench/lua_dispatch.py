@@ -91,7 +91,6 @@ def bench_fresh(n: int) -> float:
             self.tools = {}
             self.commands = {}
             self.hooks = {e: [] for e in rmod.HOOK_EVENTS}
-            self.warnings = []
             self._processes = set()
             self._batches = set()
             self._http = None

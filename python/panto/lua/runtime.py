@@ -172,7 +172,6 @@ class LuaRuntime:
         self.tools: dict[str, LuaTool] = {}
         self.commands: dict[str, LuaCommand] = {}
         self.hooks: dict[str, list[_Hook]] = {e: [] for e in HOOK_EVENTS}
-        self.warnings: list[str] = []
         self._processes: set[procs.Process] = set()
         self._batches: set[_Batch] = set()
         self._http: Any = None
@@ -827,15 +826,19 @@ class LuaRuntime:
             raise ToolError(f"invalid tool name {name!r}: must match {TOOL_NAME_RE.pattern}")
         if not isinstance(schema, dict):
             raise ToolError(f"tool {name}: schema must be a JSON object")
-        if name in self.tools:
-            prev = self.tools[name].entry
-            self.warnings.append(
-                f"tool {name} registered by {prev or '?'} replaced by {_current_entry.get() or '?'}"
+        entry = _current_entry.get()
+        prev = self.tools.get(name)
+        if prev is not None and prev.entry != entry:
+            # never a silent replacement: replacing a tool is done by
+            # shadowing its entry (same entry name, higher layer) or denying it
+            raise ToolError(
+                f"tool {name!r} of {self.describe_entry(entry)} clashes with the tool "
+                f"{name!r} already registered by {self.describe_entry(prev.entry)}; rename "
+                f"it, or replace the whole entry (an entry named {prev.entry or '?'} in a "
+                "higher layer shadows it), or deny that entry"
             )
         t = float(timeout) if timeout is not None else None
-        self.tools[name] = LuaTool(
-            ToolDecl(name, description, schema, t), handler, _current_entry.get()
-        )
+        self.tools[name] = LuaTool(ToolDecl(name, description, schema, t), handler, entry)
 
     # ------------------------------------------------------------------
     # tools
@@ -1078,13 +1081,25 @@ class LuaRuntime:
         fn = self._objects[activate]
         if origin is not None:
             self.entry_origins[name] = origin
-        await self._run_as(
-            name,
-            f"extension {name}: activate",
-            self.load_timeout,
-            fn,
-            self.to_lua(dict(config or {}), drop_null=True),
-        )
+        try:
+            await self._run_as(
+                name,
+                f"extension {name}: activate",
+                self.load_timeout,
+                fn,
+                self.to_lua(dict(config or {}), drop_null=True),
+            )
+        except BaseException:
+            self._unregister(name)  # a failed activation leaves nothing half-registered
+            raise
+
+    def _unregister(self, entry: str) -> None:
+        for n in [n for n, t in self.tools.items() if t.entry == entry]:
+            del self.tools[n]
+        for n in [n for n, c in self.commands.items() if c.entry == entry]:
+            del self.commands[n]
+        for event, hs in self.hooks.items():
+            self.hooks[event] = [h for h in hs if h.entry != entry]
 
     def describe_entry(self, entry: str | None) -> str:
         """``name (origin)`` of an extension entry, for messages."""
