@@ -203,14 +203,13 @@ def open_session(
             append_system_prompt=append_system_prompt,
             env=env,
         )
-        if active is None or (active.provider, active.model) != (config.provider, config.model):
-            store.append_model_change(config.provider, config.model)
         agent = Agent(
             config,
             store=store,
             conversation=loaded.conversation if loaded is not None else None,
             system_prompt=prompt.text,
         )
+        agent.set_model(config.model_spec)  # records a model_change when the store's differs
         if loaded is not None:
             old = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
             if old and prompt.text and not sp.same_prompt(old, prompt.text):
