@@ -115,11 +115,6 @@ def test_system_prompt_arguments(repo: Path) -> None:
     assert text.startswith("BASE\n\n") and text.endswith("TAIL") and "RULES-V1" in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="3 loads until the CLI calls panto.app.open_agent and panto.lua.create_source "
-    "takes the Config object (repl and lua helpers): remove this marker then",
-)
 def test_cli_one_shot_loads_the_config_once(repo: Path) -> None:
     """Issue 11: one `panto -p hi --model mock/anthropic` calls Config.load once."""
     code = (

@@ -127,24 +127,22 @@ def test_entry_settings_and_lua_view(user_dir: Path, project: Path) -> None:
         rt.close()
 
 
-def test_legacy_mapping_config_still_works(user_dir: Path, project: Path) -> None:
-    """``create_source(config={...})`` (a plain mapping): the Lua view and
-    per-entry settings; policy from the layered config on disk."""
+def test_config_object_gives_view_settings_and_timeouts(user_dir: Path, project: Path) -> None:
+    """``create_source(config)`` uses the Config object as is (the old
+    plain-mapping form is gone): the Lua view, per-entry settings, the
+    policy and the tool timeout all come from it."""
     write(user_dir / "extensions" / "g.lua", ext("me.greet"))
-    write(user_dir / "config.toml", '[extensions]\ndeny = ["std.bash"]\n')
+    write(
+        user_dir / "config.toml",
+        '[extensions]\ndeny = ["std.bash"]\n[extensions."me.greet"]\ngreeting = "yo"\n'
+        "[tools]\ntimeout = 4\n",
+    )
+    cfg = Config.load(cwd=project, model="mock/m")
     rt = LuaRuntime()
     try:
-        src, report = create_source(
-            cwd=str(project),
-            runtime=rt,
-            config={
-                "model": "m",
-                "tools": {"timeout": 4},
-                "extensions": {"me.greet": {"greeting": "yo"}},
-            },
-        )
+        src, report = create_source(cfg, cwd=str(project), runtime=rt)
         assert rt.eval('_G.ACTIVATED["me.greet"]') == "yo"
-        assert rt.eval("panto.config.model") == "m"
+        assert rt.eval("panto.config.model") == cfg.model_spec == "mock/m"
         assert "bash" not in rt.tools and "read" in rt.tools
         assert src._timeout("read") == 4
     finally:

@@ -38,11 +38,8 @@ def lua(project: Path) -> Iterator[LuaSetup]:
     rt = LuaRuntime()
     real = project / "real.txt"
     real.write_text("the real file\n")
-    src, report = create_source(
-        cwd=str(project),
-        runtime=rt,
-        config={"extensions": {"test.recorder": {"real_path": str(real)}}},
-    )
+    config = Config(data={"extensions": {"test.recorder": {"real_path": str(real)}}})
+    src, report = create_source(config, cwd=str(project), runtime=rt)
     assert not report.errors, report.errors
     yield LuaSetup(rt, src, report)
     rt.close()

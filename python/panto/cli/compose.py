@@ -133,7 +133,7 @@ def load_extensions(
             cwd=cwd or os.getcwd(),
             no_extensions=no_extensions,
             deny=list(deny),
-            config=lua_config(agent.config),
+            config=agent.config,
         )
     except ImportError as e:
         return _no_lua(f"Lua extensions are unavailable ({e}); install panto[lua] for them")

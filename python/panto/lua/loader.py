@@ -48,7 +48,6 @@ __all__ = [
     "LoadReport",
     "discover_sources",
     "load_extensions",
-    "resolve_config",
     "glob_match",
     "base_dirs",
     "user_dir",
@@ -211,20 +210,6 @@ def discover_sources(
     return sources
 
 
-def resolve_config(
-    config: Config | Mapping[str, Any] | None, cwd: str | os.PathLike[str] | None = None
-) -> tuple[Config, Mapping[str, Any] | None]:
-    """``(layered config, legacy mapping)``: a ``Config`` is used as is; a
-    mapping (the old ``config=`` form) is kept as the ``panto.config`` view
-    and per-entry settings while policy, paths and rocks come from the
-    layered config for ``cwd``; None loads the layered config."""
-    from ..config import Config
-
-    if isinstance(config, Config):
-        return config, None
-    return Config.load(cwd=cwd), config
-
-
 def load_extensions(
     runtime: LuaRuntime,
     *,
@@ -232,20 +217,19 @@ def load_extensions(
     no_extensions: bool = False,
     deny: Sequence[str] = (),
     allow: Sequence[str] = (),
-    config: Config | Mapping[str, Any] | None = None,
+    config: Config | None = None,
     sources: Sequence[Source] | None = None,
     include_base: bool = True,
     sync_rocks: bool = True,
 ) -> LoadReport:
     """Discover, evaluate and activate extensions into ``runtime``.
 
-    ``config`` is a :class:`panto.config.Config` (the layered config: its
-    policy, ``paths``, ``rocks``, ``rock_servers`` and per-entry tables
+    ``config`` is the layered :class:`panto.config.Config` (its policy,
+    ``paths``, ``rocks``, ``rock_servers`` and per-entry tables
     ``[extensions."a.b"]``, passed to ``activate``); None loads it for
-    ``cwd``; a plain mapping is the old form (see :func:`resolve_config`).
-    ``deny``/``allow`` (e.g. ``--deny`` flags) are one more policy layer on
-    top.  With explicit ``sources`` and no ``config`` nothing is read from
-    disk and only ``deny``/``allow`` decide.
+    ``cwd``, unless explicit ``sources`` are given: then nothing is read from
+    disk and only ``deny``/``allow`` decide.  ``deny``/``allow`` (e.g.
+    ``--deny`` flags) are one more policy layer on top.
 
     Errors in one source are collected in the report (``report.errors``);
     the others still load.  Rock problems (luarocks missing, no network, a
@@ -254,15 +238,11 @@ def load_extensions(
     """
     from ..extensions.policy import LayerPolicy, Policy
 
-    cfg: Config | None
-    settings: Mapping[str, Any] | None = None
-    if sources is not None and config is None:
-        cfg = None
-    else:
-        cfg, legacy = resolve_config(config, cwd)
-        if legacy is not None:
-            ext = legacy.get("extensions")
-            settings = ext if isinstance(ext, Mapping) else {}
+    cfg: Config | None = config
+    if cfg is None and sources is None:
+        from ..config import Config
+
+        cfg = Config.load(cwd=cwd)
     if cfg is not None:
         policy = cfg.extension_policy(deny=deny, allow=allow)
     else:
@@ -278,9 +258,6 @@ def load_extensions(
             rocks = _rock_sources(cfg, report, sync_rocks)
 
     def entry_settings(name: str) -> Mapping[str, Any] | None:
-        if settings is not None:
-            v = settings.get(name)
-            return v if isinstance(v, Mapping) else None
         return cfg.extension_settings(name) if cfg is not None else None
 
     return runtime.run(
