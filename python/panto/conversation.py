@@ -16,6 +16,7 @@ __all__ = [
     "STOP_REASONS",
     "Block",
     "Conversation",
+    "Image",
     "Message",
     "RedactedThinking",
     "Role",
@@ -128,7 +129,17 @@ class ToolResultBlock:
     is_error: bool = False
 
 
-Block = Union[Text, Thinking, RedactedThinking, ToolUse, ToolResultBlock]  # noqa: UP007 - runtime alias
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image in a user message: ``media_type`` (``image/png``,
+    ``image/jpeg``, ``image/gif``, ``image/webp``) and the bytes as base64
+    (``data_b64``), which is also how sessions store it (in the entry)."""
+
+    media_type: str
+    data_b64: str
+
+
+Block = Union[Text, Thinking, RedactedThinking, ToolUse, ToolResultBlock, Image]  # noqa: UP007 - runtime alias
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +220,8 @@ def block_to_dict(b: Block) -> dict[str, Any]:
             "content": b.content,
             "is_error": b.is_error,
         }
+    if isinstance(b, Image):
+        return {"type": "image", "media_type": b.media_type, "data": b.data_b64}
     raise TypeError(f"not a content block: {b!r}")
 
 
@@ -224,6 +237,8 @@ def block_from_dict(d: dict[str, Any]) -> Block:
         return ToolUse(d["id"], d["name"], d.get("input", {}), d.get("raw_input"))
     if kind == "tool_result":
         return ToolResultBlock(d["tool_use_id"], d["content"], bool(d.get("is_error", False)))
+    if kind == "image":
+        return Image(d["media_type"], d["data"])
     raise ValueError(f"unknown content block type {kind!r}")
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from ..config import Config
 from ..conversation import (
     Conversation,
+    Image,
     Message,
     Text,
     ToolResultBlock,
@@ -94,13 +95,14 @@ class Agent:
 
     # -- conversation ---------------------------------------------------------
 
-    def submit_user_message(self, text: str) -> Message:
+    def submit_user_message(self, text: str, images: Sequence[Image] = ()) -> Message:
         """Append (and persist) a user message; ``run()`` sends it.  The
-        ``user_message`` hooks run first and may rewrite the text."""
+        ``user_message`` hooks run first and may rewrite the text.
+        ``images`` follow the text (panto.images reads them from files)."""
         if self._hooks:
             self._ensure_session()
             text = self._hooks.user_message(text)
-        msg = Message.user(text)
+        msg = Message("user", (*((Text(text),) if text or not images else ()), *images))
         # Answer calls left open by a crashed or cancelled turn first, so the
         # file keeps the same order as memory (a resume rebuilds it exactly).
         self._repair()

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PantoError, ProviderError, SessionError
 from ..events import MessageComplete, event_to_dict
+from ..images import prompt_images
+from .common import warn
 from .render import Renderer
 from .signals import Terminated
 
@@ -55,8 +57,11 @@ def _result(
 
 def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
     out = sys.stdout
+    _, images, problems = prompt_images(prompt)  # @path/to/image.png
+    for p in problems:
+        warn(p)
     try:
-        agent.submit_user_message(prompt)
+        agent.submit_user_message(prompt, images)
     except SessionError as e:
         print(
             f"panto: {e}; the prompt was not sent and the session file is unchanged",

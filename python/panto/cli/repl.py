@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PantoError, SessionError
+from ..images import prompt_images
 from .common import warn
 from .render import BOLD, DIM, RED, RESET, Renderer, one_line, usage_line
 from .signals import Terminated
@@ -422,8 +423,11 @@ class Interactive:
         when it could not be saved (then nothing changed)."""
         conv = self.agent.conversation
         before = list(conv)
+        _, images, problems = prompt_images(text)  # @path/to/image.png
+        for p in problems:
+            warn(p)
         try:
-            self.agent.submit_user_message(text)
+            self.agent.submit_user_message(text, images)
         except SessionError as e:
             if len(conv) != len(before):  # the message went into memory, not the file
                 conv.clear()

@@ -13,7 +13,8 @@ Mapping from panto's model:
   ``redacted_thinking`` (``data``), ``text`` (empty ones dropped),
   ``tool_use`` ``{id, name, input}``;
 - tool results -> a user message of ``tool_result`` blocks
-  ``{tool_use_id, content, is_error}``; consecutive user-side messages are
+  ``{tool_use_id, content, is_error}``; images ``{"type": "image", "source":
+  {"type": "base64", media_type, data}}``; consecutive user-side messages are
   merged so roles alternate;
 - prompt caching (``[cache]``, on by default): ``cache_control`` breakpoints,
   see :func:`add_cache_breakpoints`.
@@ -25,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..conversation import (
+    Image,
     Message,
     RedactedThinking,
     Text,
@@ -81,6 +83,9 @@ def _user_blocks(m: Message) -> list[dict[str, Any]]:
             )
         elif isinstance(b, Text):
             texts.append({"type": "text", "text": b.text})
+        elif isinstance(b, Image):
+            source = {"type": "base64", "media_type": b.media_type, "data": b.data_b64}
+            texts.append({"type": "image", "source": source})
     return results + texts
 
 

@@ -7,7 +7,9 @@ go to ``{base}/chat/completions``.
 Mapping from panto's model:
 
 - system messages -> one ``{"role": "system"}`` message first;
-- user text -> ``{"role": "user", "content": "..."}``;
+- user text -> ``{"role": "user", "content": "..."}``; with images the
+  array form ``[{"type": "text", ...}, {"type": "image_url", "image_url":
+  {"url": "data:MEDIA_TYPE;base64,..."}}]``;
 - assistant -> ``{"role": "assistant", "content": text or null,
   "tool_calls": [{id, type: "function", function: {name, arguments}}]}``
   where ``arguments`` is the JSON-encoded input.  Thinking blocks are not
@@ -26,7 +28,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..conversation import Message, Text, ToolResultBlock, ToolUse
+from ..conversation import Image, Message, Text, ToolResultBlock, ToolUse
 from ..tools import ToolDecl
 from .base import Provider, system_text
 
@@ -76,13 +78,20 @@ def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         # user or tool: tool results first (they answer the previous
         # assistant message), then any text as a user message.
         texts = []
+        images = []
         for b in m.content:
             if isinstance(b, ToolResultBlock):
                 content = f"Error: {b.content}" if b.is_error else b.content
                 out.append({"role": "tool", "tool_call_id": b.tool_use_id, "content": content})
             elif isinstance(b, Text):
                 texts.append(b.text)
-        if texts:
+            elif isinstance(b, Image):
+                url = f"data:{b.media_type};base64,{b.data_b64}"
+                images.append({"type": "image_url", "image_url": {"url": url}})
+        if images:  # the array form: text parts, then the images
+            parts = [{"type": "text", "text": "\n".join(texts)}] if texts else []
+            out.append({"role": "user", "content": parts + images})
+        elif texts:
             out.append({"role": "user", "content": "\n".join(texts)})
     return out
 

@@ -1,0 +1,120 @@
+"""Images in prompts: ``@path/to/image.png`` (and a pasted or dragged path of
+an image file) in a prompt becomes an :class:`~panto.conversation.Image`
+block after the prompt's text.
+
+    text, images, problems = prompt_images("what is wrong in @shot.png?", cwd)
+    agent.submit_user_message(text, images)
+
+The text is kept as typed (the model sees which file each image is); the
+images follow it in the order they were named.  A reference to a file that
+is not an image, does not exist or is too large stays plain text; for the
+last two ``problems`` says why, one line each.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shlex
+from pathlib import Path
+
+from .conversation import Image
+
+__all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "load_image", "media_type_of", "prompt_images"]
+
+#: File suffix -> media type, for the types both wires accept.
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+#: The largest image sent (Anthropic's limit per image is 5 MB).
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+# @path (backslash-escaped spaces allowed), a quoted path, or a bare path
+# starting with / ~/ ./ ../ that ends in an image suffix.
+_SUFFIX = r"\.(?:png|jpe?g|gif|webp)"
+_REF = re.compile(
+    rf"""(?<!\S)(?:
+        @(?P<at>(?:\\\ |[^\s])+?{_SUFFIX})
+      | (?P<q>'[^']+{_SUFFIX}'|"[^"]+{_SUFFIX}")
+      | (?P<bare>(?:/|~/|\./|\.\./)(?:\\\ |[^\s])+?{_SUFFIX})
+    )(?=[\s,;:!?)]|\.(?:\s|$)|$)""",
+    re.X | re.I,
+)
+
+
+def media_type_of(data: bytes) -> str | None:
+    """The image's media type from its first bytes (None: not an image of
+    a type both wires accept, whatever its name says)."""
+    for sig, mt in _SIGNATURES:
+        if data.startswith(sig):
+            return mt
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def load_image(path: str | os.PathLike[str]) -> Image:
+    """An image block from a file; ``ValueError`` naming the file when it is
+    not an image, too large or unreadable."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+        if size > MAX_IMAGE_BYTES:
+            raise ValueError(
+                f"{p}: {size} bytes, more than the {MAX_IMAGE_BYTES} an image may have"
+            )
+        data = p.read_bytes()
+    except OSError as e:
+        raise ValueError(f"{p}: cannot read: {e.strerror or e}") from None
+    mt = media_type_of(data)
+    if mt is None:
+        raise ValueError(f"{p}: not a PNG, JPEG, GIF or WebP image")
+    return Image(mt, base64.b64encode(data).decode("ascii"))
+
+
+def _path_of(m: re.Match[str]) -> str:
+    if m.group("at") is not None:
+        return m.group("at").replace("\\ ", " ")
+    if m.group("q") is not None:
+        return shlex.split(m.group("q"))[0]
+    return m.group("bare").replace("\\ ", " ")
+
+
+def prompt_images(
+    text: str, cwd: str | os.PathLike[str] | None = None
+) -> tuple[str, list[Image], list[str]]:
+    """``(text, images, problems)`` for a prompt: every image file it names
+    (see the module docstring), read and encoded; relative paths resolve
+    against ``cwd``.  The same file named twice is sent once."""
+    base = Path(cwd if cwd is not None else os.getcwd())
+    images: list[Image] = []
+    problems: list[str] = []
+    seen: set[Path] = set()
+    for m in _REF.finditer(text):
+        p = Path(os.path.expanduser(_path_of(m)))
+        p = p if p.is_absolute() else base / p
+        if p in seen:
+            continue
+        if not p.is_file():
+            if m.group("at") is not None:
+                problems.append(f"{p}: no such image file (sent as text)")
+            continue
+        seen.add(p)
+        try:
+            images.append(load_image(p))
+        except ValueError as e:
+            problems.append(f"{e} (sent as text)")
+    return text, images, problems
