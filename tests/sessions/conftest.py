@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,3 +29,56 @@ def workdir(tmp_path: Path) -> str:
     d = tmp_path / "project"
     d.mkdir()
     return str(d)
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL server's URL: ``PANTO_TEST_POSTGRES_URL`` (tests/run_all.sh
+    starts one), else a throwaway cluster started here with
+    scripts/ci-postgres.sh; a skip, saying why, only when none can start."""
+    url = os.environ.get("PANTO_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    state = tmp_path_factory.mktemp("pg") / "state.env"
+    env = {**os.environ, "PANTO_PG_STATE": str(state)}
+    script = [shutil.which("bash") or "/bin/bash", str(REPO / "scripts" / "ci-postgres.sh")]
+    try:
+        r = subprocess.run([*script, "start"], env=env, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"no PostgreSQL server could be started: {exc}")
+    if r.returncode != 0 or "PANTO_TEST_POSTGRES_URL=" not in r.stdout:
+        why = (r.stderr.strip() or r.stdout.strip())[-800:]
+        pytest.skip(f"no PostgreSQL server could be started (scripts/ci-postgres.sh): {why}")
+    url = r.stdout.strip().rpartition("PANTO_TEST_POSTGRES_URL=")[2].strip()
+    try:
+        yield url
+    finally:
+        subprocess.run([*script, "stop"], env=env, capture_output=True, timeout=120)
+
+
+@dataclass
+class Backend:
+    """One session backend under test: ``kind``, the ``url`` that names it
+    (a directory for JSONL), and the ``SessionBackend``."""
+
+    kind: str
+    url: str
+    backend: Any
+
+
+@pytest.fixture(params=["jsonl", "sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    from panto.sessions import open_backend
+
+    kind = request.param
+    if kind == "jsonl":
+        url = str(tmp_path / "sessions")
+    elif kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'sessions.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    return Backend(kind, url, open_backend(url))

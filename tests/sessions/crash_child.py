@@ -1,4 +1,5 @@
-"""Child process of test_crash.py: opens a session, checks that what it
+"""Child process of the crash tests: opens a session (a file, or a backend
+URL and a session id), checks that what it
 loads is a prefix of the canonical batch sequence, then appends canonical
 batches forever, printing ``<batches committed>`` after each append returns.
 It is killed with SIGKILL by the parent at arbitrary points."""
@@ -9,7 +10,7 @@ import sys
 import warnings
 
 from panto.conversation import Message, Text, ToolResultBlock, ToolUse, Usage
-from panto.sessions import FSJSONLStore
+from panto.sessions import FSJSONLStore, open_backend
 
 
 def batch(i: int) -> list[Message]:
@@ -52,10 +53,12 @@ def batches_in(n_messages: int) -> int | None:
 
 
 def main() -> int:
-    path = sys.argv[1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        store = FSJSONLStore.open(path)
+        if len(sys.argv) > 2:  # a backend URL and a session id
+            store = open_backend(sys.argv[1]).open(sys.argv[2])
+        else:
+            store = FSJSONLStore.open(sys.argv[1])
     loaded = store.load_conversation()
     msgs = list(loaded.conversation)
     n = batches_in(len(msgs))

@@ -83,8 +83,9 @@ def id_from_name(name: str) -> str:
 class Lock:
     """An exclusive ``flock`` on ``<session file>.lock`` holding our pid."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, name: str | None = None) -> None:
         self.path = path
+        name = name or f"session {path.with_suffix('')}"
         self.fd: int | None = None
         for _ in range(20):
             try:
@@ -100,7 +101,7 @@ class Lock:
                     raise SessionError(f"{path}: cannot lock session: {exc.strerror}") from None
                 who = f"pid {holder}" if holder else "an unknown pid"
                 raise SessionError(
-                    f"session {path.with_suffix('')} is in use by another panto process "
+                    f"{name} is in use by another panto process "
                     f"({who}); only one process may write a session at a time"
                 ) from None
             # the holder before us may have unlinked the file after we opened it
