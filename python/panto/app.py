@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Literal, Union
 
 from .errors import ConfigError, PantoError
 
@@ -237,12 +237,7 @@ def open_session(
 def _open_store(
     config: Config, session: SessionSpec, cwd: str, note: Callable[[str], None]
 ) -> tuple[SessionStore, LoadedSession | None]:
-    from .sessions import (
-        FSJSONLStore,
-        NullStore,
-        find_most_recent_session,
-        resolve_session_id,
-    )
+    from .sessions import NullStore, open_backend
 
     if session is None:
         return NullStore(), None
@@ -250,29 +245,21 @@ def _open_store(
         store = session
         loaded = store.load_conversation()
         return store, (loaded if len(loaded.conversation) or loaded.dangling_user else None)
-    if config.session_store != "jsonl":
-        raise ConfigError(
-            f'session.store = {config.session_store!r} is not available yet (only "jsonl")'
-        )
-    durability: Any = config.session_durability
-    sdir = config.session_dir
-    path = None
+    backend = open_backend(config)  # [session] store/url/path/dir, PANTO_SESSION_URL
+    ref = None
     if session == "continue":
-        path = find_most_recent_session(cwd, dir=sdir)
-        if path is None:
+        ref = backend.most_recent(cwd)
+        if ref is None:
             note("no earlier session in this directory; starting a new one")
     elif isinstance(session, tuple) and len(session) == 2 and session[0] == "resume":
-        ident = session[1]
-        path = ident if os.sep in ident and os.path.isfile(ident) else None
-        if path is None:
-            path = resolve_session_id(ident, dir=sdir)
+        ref = session[1]  # an id prefix (or, for JSONL, a session file)
     elif session != "new":
         raise ValueError(
             f"session must be 'new', 'continue', ('resume', ID), None or a store, not {session!r}"
         )
-    if path is None:
-        return FSJSONLStore(sdir, cwd, durability=durability), None
-    store = FSJSONLStore.open(path, durability=durability)
+    if ref is None:
+        return backend.create(cwd), None
+    store = backend.open(ref)
     try:
         loaded = store.load_conversation()
     except BaseException:
