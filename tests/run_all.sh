@@ -99,6 +99,17 @@ go_checks() {
     )
 }
 
+postgres() {
+    # A throwaway PostgreSQL for the session store tests (PANTO_TEST_POSTGRES_URL),
+    # stopped on exit, also after a failure; without one those tests skip, saying why.
+    local out
+    export PANTO_PG_STATE
+    PANTO_PG_STATE=$(mktemp /tmp/panto-ci-postgres.XXXXXX)
+    trap 'bash scripts/ci-postgres.sh stop' EXIT
+    out=$(bash scripts/ci-postgres.sh start) || { echo "no PostgreSQL: its tests will skip"; return 0; }
+    eval "$out" && echo "$out"
+}
+
 py_tests() {
     # Run from the repository root: `panto` is imported from the venv (the
     # package lives under python/, so the source tree does not shadow it).
@@ -134,6 +145,7 @@ if [ -d bindings-go ] && [ "${PANTO_SKIP_GO:-0}" != 1 ]; then
 fi
 
 if [ $venv_ok = 1 ]; then
+    stage "PostgreSQL for the session tests" postgres
     stage "pytest" py_tests
 else
     printf '\n==== pytest ==== not run: the venv could not be built\n'

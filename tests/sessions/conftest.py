@@ -71,7 +71,7 @@ class Backend:
 
 
 @pytest.fixture(params=["jsonl", "sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
     from panto.sessions import open_backend
 
     kind = request.param
@@ -81,4 +81,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
         url = f"sqlite:///{tmp_path / 'sessions.db'}"
     else:
         url = request.getfixturevalue("postgres_url")
-    return Backend(kind, url, open_backend(url))
+    yield Backend(kind, url, open_backend(url))
+    if kind == "postgres":  # no pool threads outlive the test
+        from panto.sessions.postgres import close_pools
+
+        close_pools()

@@ -136,6 +136,8 @@ class JSONLBackend:
         return FSJSONLStore(self.dir, cwd, durability=self.durability)
 
     def _path(self, ref: str) -> Path:
+        if os.sep in ref and os.path.isfile(ref):  # a session file named by its path
+            return Path(ref)
         return resolve_session_id(ref, self.dir)
 
     def open(self, ref: str) -> FSJSONLStore:

@@ -28,7 +28,7 @@ from ..errors import SessionError
 from .base import Durability
 from .sql import Dialect, SQLStore, Writer, resolve_sql_session
 
-__all__ = ["PostgresStore", "safe_url"]
+__all__ = ["PostgresStore", "close_pools", "safe_url"]
 
 _LOCK_CLASS = 0x70616E74  # "pant": the first key of panto's advisory locks
 _MIGRATION_LOCK = 1
@@ -202,11 +202,13 @@ def dialect_for(url: str) -> PostgresDialect:
         if d is None:
             d = _DIALECTS[url] = PostgresDialect(url)
             if len(_DIALECTS) == 1:
-                atexit.register(_close_all)
+                atexit.register(close_pools)
         return d
 
 
-def _close_all() -> None:
+def close_pools() -> None:
+    """Close the connection pools of this process (their threads stop);
+    called at exit, and by embedders and tests that are done with PostgreSQL."""
     with _DIALECTS_LOCK:
         for d in _DIALECTS.values():
             with contextlib.suppress(Exception):
