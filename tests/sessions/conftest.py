@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,18 +59,10 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         subprocess.run([*script, "stop"], env=env, capture_output=True, timeout=120)
 
 
-@dataclass
-class Backend:
-    """One session backend under test: ``kind``, the ``url`` that names it
-    (a directory for JSONL), and the ``SessionBackend``."""
-
-    kind: str
-    url: str
-    backend: Any
-
-
 @pytest.fixture(params=["jsonl", "sqlite", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    from sessions_helpers import Backend
+
     from panto.sessions import open_backend
 
     kind = request.param

@@ -4,6 +4,7 @@ the package on sys.path)."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,14 @@ def last_request_of_turn(agent: Any, store: Any, server: Any, prompt: str) -> An
     agent.close()
     store.close()
     return server.requests[-1]
+
+
+@dataclass
+class Backend:
+    """One session backend under test (the ``backend`` fixture): ``kind``,
+    the ``url`` that names it (a directory for JSONL), and the
+    ``SessionBackend``."""
+
+    kind: str
+    url: str
+    backend: Any

@@ -20,9 +20,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from conftest import Backend
 from crash_child import batch, batches_in, canonical
-from sessions_helpers import conversation_rounds, flat
+from sessions_helpers import Backend, conversation_rounds, flat
 
 from panto.config import Config
 from panto.conversation import Message, Text
