@@ -5,6 +5,7 @@
 #   2. C core under AddressSanitizer + UBSan, ctest (any report fails)
 #   2a. global symbols all panto_; cmake --install + examples/c built against it
 #   2b. libFuzzer targets (tests/fuzz/run.sh), PANTO_FUZZ_SECONDS (45) each
+#   2c. the manylinux2014 abi3 wheel (scripts/check-wheel.sh; PANTO_SKIP_WHEEL=1 skips)
 #   3. Python: a venv at .venv, `pip install '.[test,lua]'` (builds the cffi extension)
 #   4. ruff check + ruff format --check on python/ tests/ bench/
 #   5. Go binding (when bindings-go/ exists and `go` is installed): gofmt, vet, test -race
@@ -70,6 +71,12 @@ fuzz() {
     return $rc
 }
 
+wheel() {
+    # scripts/build-wheel.sh (zig cc, glibc 2.17) + auditwheel + a fresh venv
+    # running `panto -p hello --model mock/anthropic`.
+    bash scripts/check-wheel.sh
+}
+
 py_env() {
     if ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
         rm -rf "$VENV"
@@ -131,6 +138,12 @@ stage "C core: libFuzzer targets, ${PANTO_FUZZ_SECONDS:-45}s each" fuzz
 stage "Python: venv + pip install '.[test,lua]'" py_env
 venv_ok=1
 [ -x "$VENV/bin/ruff" ] || venv_ok=0
+
+if [ "${PANTO_SKIP_WHEEL:-0}" = 1 ]; then
+    printf '\n==== manylinux wheel ==== skipped (PANTO_SKIP_WHEEL=1)\n'
+else
+    stage "manylinux2014 abi3 wheel: build, auditwheel, fresh-venv panto -p" wheel
+fi
 
 if [ $venv_ok = 1 ]; then
     stage "ruff check + format --check" lint
