@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from panto.config import Config
 from panto.lua import LuaRuntime, LuaScriptError, LuaToolSource, load_extensions
 from panto.lua.loader import Source, discover_sources, glob_match
 from panto.tools import ToolCall
@@ -152,7 +153,7 @@ def test_entries_sugar_list_and_shadowing(fresh_runtime: LuaRuntime, tmp_path: P
             Source(override, "user", user),
             Source(dup, "user", user),
         ],
-        config={"extensions": {"demo.two": {"greeting": "hi"}}},
+        config=Config(data={"extensions": {"demo.two": {"greeting": "hi"}}}),
     )
     assert sorted(report.active) == ["demo.one", "demo.two", "shout"]
     assert report.entries["demo.one"].shadowed == [a]
