@@ -1,10 +1,16 @@
-"""``panto sessions``: list saved sessions.
+"""``panto sessions``: list, inspect, export and import saved sessions.
 
-    panto sessions [--all] [-n N] [--json] [--dir DIR] [-C CWD]
+    panto sessions [--all] [-n N] [--json] [--dir DIR | --url URL] [-C CWD]
+    panto sessions tree ID [--json]           the session's tree, current leaf marked
+    panto sessions export ID [--at ENTRY]     the session as JSONL on stdout
+    panto sessions import FILE                a session exported from any backend
 
 One line per session, newest first: id (a prefix ``--resume`` accepts), when
 it was last written, message count, model and first prompt.  Only the
-sessions of the current directory unless ``--all``.
+sessions of the current directory unless ``--all``.  The sessions are those
+of the configured store (``[session] store/url/path/dir``,
+``PANTO_SESSION_URL``, ``PANTO_SESSION_DIR``) unless ``--dir``/``--url``
+names another.
 
 ``format_sessions`` and ``pick_session`` are reused by ``panto --resume``
 without an id.
@@ -20,12 +26,12 @@ import sys
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from ..errors import PantoError
-from ..sessions import SessionInfo, list_sessions, resolve_session_id
+from ..sessions import SessionInfo, TreeNode, resolve_session_id
 
-__all__ = ["format_sessions", "main", "pick_session", "short_ids"]
+__all__ = ["format_sessions", "format_tree", "main", "pick_session", "short_ids"]
 
 MIN_ID = 8
 
@@ -138,6 +144,42 @@ def pick_session(
         )
 
 
+def format_tree(nodes: Sequence[TreeNode], *, width: int = 200) -> list[str]:
+    """One line per user prompt: its entry id, the prompt and a short summary
+    of the reply, indented at each branch point; ``*`` marks the prompts on
+    the current path, ``>`` the one whose turn holds the current leaf;
+    labels in brackets.  ``panto --resume ID --at ENTRY`` continues after an
+    entry; ``/tree`` in the REPL shows the same."""
+    children: dict[str | None, list[TreeNode]] = {}
+    for n in nodes:
+        children.setdefault(n.parent_id, []).append(n)
+    out = []
+    for n in nodes:
+        if not n.is_prompt:
+            continue
+        turn = [n]  # the prompt and what follows it up to a fork or the next prompt
+        node = n
+        while len(kids := children.get(node.id, [])) == 1 and not kids[0].is_prompt:
+            node = kids[0]
+            turn.append(node)
+        answer = next((t.text for t in reversed(turn) if t.role == "assistant" and t.text), "")
+        labels = [t.label for t in turn if t.label]
+        mark = ">" if any(t.current for t in turn) else "*" if n.on_path else " "
+        end = turn[-1].id
+        head = f"{'  ' * n.depth}{mark} {n.id}"
+        if end != n.id:
+            head += f"..{end}"
+        text = _one_line(n.text) or "(empty prompt)"
+        if labels:
+            text = f"[{', '.join(labels)}] {text}"
+        if answer:
+            text += f"  -> {_one_line(answer)}"
+        out.append(_cut(f"{head}  {text}", width))
+    if not out and nodes:
+        out.append("(no prompts yet)")
+    return out
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="panto sessions",
@@ -151,28 +193,145 @@ def _parser() -> argparse.ArgumentParser:
         "-n", "--limit", type=int, default=None, metavar="N", help="show at most N sessions"
     )
     p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.add_argument("--dir", default=None, help="the sessions directory (default: panto's)")
+    _where_args(p)
     p.add_argument(
         "-C", "--cwd", default=None, help="list the sessions of this directory instead of ."
     )
     return p
 
 
+def _where_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--dir", default=None, help="a directory of JSONL sessions (default: the configured store)"
+    )
+    p.add_argument(
+        "--url", default=None, help="a session database: sqlite:///path or postgresql://..."
+    )
+
+
+def _backend(args: argparse.Namespace) -> Any:
+    from ..sessions import open_backend
+    from .common import load_config
+
+    if args.url or args.dir:
+        return open_backend(args.url or args.dir)
+    return open_backend(load_config("panto sessions"))
+
+
+def _fail(exc: BaseException) -> int:
+    print(f"panto sessions: {exc}", file=sys.stderr)
+    return 1
+
+
+def _tree_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="panto sessions tree",
+        description="Show a session's tree: one line per prompt, branches indented, "
+        "'*' on the current path, '>' at the current leaf.  Continue from an entry "
+        "with `panto --resume ID --at ENTRY`.",
+    )
+    p.add_argument("id", help="a session id (any unique prefix)")
+    p.add_argument("--json", action="store_true", help="every node as one JSON object per line")
+    _where_args(p)
+    args = p.parse_args(argv)
+    try:
+        nodes = _backend(args).tree(args.id)
+    except PantoError as exc:
+        return _fail(exc)
+    if args.json:
+        for n in nodes:
+            record = {
+                "id": n.id,
+                "parent_id": n.parent_id,
+                "type": n.type,
+                "role": n.role,
+                "text": n.text,
+                "label": n.label,
+                "children": n.children,
+                "on_path": n.on_path,
+                "current": n.current,
+            }
+            print(json.dumps(record, ensure_ascii=False))
+        return 0
+    width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 200
+    for line in format_tree(nodes, width=width):
+        print(line)
+    return 0
+
+
+def _export_main(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(
+        prog="panto sessions export",
+        description="Write a session (header, then every entry, the whole tree) as JSONL "
+        "to stdout: the format of a session file, whatever the store.  "
+        "`panto sessions import FILE` reads it into any store.",
+    )
+    p.add_argument("id", help="a session id (any unique prefix)")
+    p.add_argument("-o", "--output", default=None, help="write to this file instead of stdout")
+    _where_args(p)
+    args = p.parse_args(argv)
+    try:
+        records = list(_backend(args).export(args.id))
+    except PantoError as exc:
+        return _fail(exc)
+    text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _import_main(argv: list[str]) -> int:
+    from ..sessions import parse_entries
+
+    p = argparse.ArgumentParser(
+        prog="panto sessions import",
+        description="Read a session exported by `panto sessions export` (or a session "
+        "file) into the configured store; it keeps its id.",
+    )
+    p.add_argument("file", help="a JSONL session ('-': stdin)")
+    _where_args(p)
+    args = p.parse_args(argv)
+    try:
+        if args.file == "-":
+            header, entries = parse_entries(sys.stdin.buffer, "<stdin>")
+        else:
+            with open(args.file, "rb") as f:
+                header, entries = parse_entries(f, args.file)
+        sid = _backend(args).import_session(header, entries)
+    except OSError as exc:
+        return _fail(f"{args.file}: {exc.strerror}")
+    except PantoError as exc:
+        return _fail(exc)
+    print(sid)
+    return 0
+
+
+_SUBCOMMANDS = {"tree": _tree_main, "export": _export_main, "import": _import_main}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(list(argv) if argv is not None else None)
+    argv = list(argv) if argv is not None else sys.argv[1:]
+    if argv and argv[0] in _SUBCOMMANDS:
+        return _SUBCOMMANDS[argv[0]](argv[1:])
+    if argv and argv[0] == "list":
+        argv = argv[1:]
+    args = _parser().parse_args(argv)
     cwd = None if args.all else os.path.abspath(args.cwd or os.getcwd())
     try:
-        infos = list_sessions(args.dir, cwd)
+        backend = _backend(args)
+        infos = backend.list(cwd)
     except PantoError as exc:
-        print(f"panto: {exc}", file=sys.stderr)
-        return 1
+        return _fail(exc)
     if args.limit is not None:
         infos = infos[: max(args.limit, 0)]
     if args.json:
         for i in infos:
             record = {
                 "id": i.id,
-                "path": str(i.path),
+                "path": str(i.path) if i.path is not None else None,
                 "cwd": i.cwd,
                 "created": i.created,
                 "modified": datetime.fromtimestamp(i.modified).astimezone().isoformat(),
@@ -184,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if not infos:
         where = "anywhere" if cwd is None else f"for {_home(cwd)} (--all lists every directory)"
-        print(f"no sessions {where}", file=sys.stderr)
+        print(f"no sessions {where} in {backend.describe()}", file=sys.stderr)
         return 0
     show_cwd = cwd is None
     width = shutil.get_terminal_size((120, 24)).columns if sys.stdout.isatty() else 200
