@@ -19,7 +19,6 @@ from faults_harness import (
     new_key,
     panto_env,
     run_library,
-    xfail,
 )
 
 modes = pytest.mark.parametrize("mode", ["sync", "async"])
@@ -53,7 +52,6 @@ def test_library_ok(servers, home: Path, wire: str, mode: str) -> None:
 
 @wires
 @modes
-@xfail("D2", "the library keeps reading after the terminal event (pings: forever)")
 def test_library_d2_pings_after_terminal(servers, home: Path, wire: str, mode: str) -> None:
     r, out, _, _ = lib_case(
         servers,
@@ -71,7 +69,6 @@ def test_library_d2_pings_after_terminal(servers, home: Path, wire: str, mode: s
 
 @wires
 @modes
-@xfail("D8", "a keep-alive byte every 2 s keeps the library's turn alive forever")
 def test_library_d8_trickle(servers, home: Path, wire: str, mode: str) -> None:
     idle = 3.0
     r, out, _, _ = lib_case(
@@ -89,7 +86,6 @@ def test_library_d8_trickle(servers, home: Path, wire: str, mode: str) -> None:
 
 @wires
 @modes
-@xfail("D6", "gzip bodies are fed to the decoder raw")
 def test_library_d6_gzip(servers, home: Path, wire: str, mode: str) -> None:
     r, out, _, _ = lib_case(servers, home, S.gzip_sse, wire, mode, budget=2)
     assert out["error"] is None, r.describe()
@@ -98,7 +94,6 @@ def test_library_d6_gzip(servers, home: Path, wire: str, mode: str) -> None:
 
 @wires
 @modes
-@xfail("D12", "a 200 with a JSON error body is a truncated stream, retried")
 def test_library_d12_json_error_200(servers, home: Path, wire: str, mode: str) -> None:
     r, out, srv, _ = lib_case(
         servers, home, S.json_error_200_plain, wire, mode, budget=3, env={"PANTO_MAX_RETRIES": "2"}
@@ -110,7 +105,6 @@ def test_library_d12_json_error_200(servers, home: Path, wire: str, mode: str) -
 
 @wires
 @modes
-@xfail("D1", "an in-stream error event echoing the key reaches the exception and the message")
 def test_library_d1_stream_error_echo(servers, home: Path, wire: str, mode: str) -> None:
     r, out, _, key = lib_case(servers, home, S.echo_stream_error_late, wire, mode, budget=2)
     assert out["error"], r.describe()
