@@ -20,7 +20,10 @@ def panto(
     env.pop("OPENAI_API_KEY", None)
     return subprocess.run(
         [sys.executable, "-m", "panto", *args]
-        + (["--model", "mock/anthropic", "--no-extensions"] if agent else []),
+        # no system prompt: these tests follow the conversation's entries
+        + (
+            ["--model", "mock/anthropic", "--no-extensions", "--system-prompt", ""] if agent else []
+        ),
         cwd=cwd,
         env=env,
         input=input,
@@ -99,7 +102,8 @@ def test_clear_starts_a_new_session_and_model_changes_are_recorded(
     work, data = dirs
     env = dict(os.environ, XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(data / "config"))
     r = subprocess.run(
-        [sys.executable, "-m", "panto", "--model", "mock/anthropic", "--no-extensions"],
+        [sys.executable, "-m", "panto", "--model", "mock/anthropic", "--no-extensions"]
+        + ["--system-prompt", ""],
         cwd=work,
         env=env,
         input="before clear\n/model mock/openai\n/clear\nafter clear\n/exit\n",

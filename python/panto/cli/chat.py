@@ -4,7 +4,8 @@ and the choice of mode.
 - ``panto.cli.oneshot``: ``-p`` with ``--output-format text|json|stream-json``;
 - ``panto.cli.repl``: the interactive mode;
 - ``panto.cli.render``: how events become terminal text;
-- ``panto.cli.compose``: the session store and the Lua extensions;
+- ``panto.app.open_session``: builds the agent, its session store, its
+  extensions and its system prompt (the one composition root);
 - ``panto.cli.signals``: SIGTERM/SIGHUP end panto cleanly (exit 128+N).
 
 Both modes load the Lua runtime (``panto.lua``) as the ``panto-lua`` tool
@@ -67,7 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="at most N model responses per prompt (N-1 tool rounds)",
     )
     p.add_argument("--max-tokens", type=int, metavar="N", help="output token limit per response")
-    p.add_argument("--system-prompt", metavar="TEXT", help="the system prompt")
+    p.add_argument(
+        "--system-prompt",
+        metavar="TEXT",
+        help="replaces the built-in base of the system prompt (AGENTS.md etc. stay)",
+    )
+    p.add_argument(
+        "--append-system-prompt", metavar="TEXT", help="text appended to the system prompt"
+    )
     p.add_argument(
         "--thinking-budget", type=int, metavar="TOKENS", help="Anthropic extended thinking budget"
     )
@@ -118,8 +126,6 @@ def _config(args: argparse.Namespace) -> Config:
     overrides: dict[str, Any] = {}
     if args.max_tokens is not None:
         overrides["max_tokens"] = args.max_tokens
-    if args.system_prompt is not None:
-        overrides["system_prompt"] = args.system_prompt
     if args.thinking_budget is not None:
         overrides["thinking_budget"] = args.thinking_budget
     if args.reasoning_effort is not None:
@@ -138,6 +144,36 @@ def _config(args: argparse.Namespace) -> Config:
     except ConfigError as e:
         usage_error(str(e))
     return config
+
+
+def _session_spec(args: argparse.Namespace, config: Config) -> Any:
+    """What ``panto.app.open_session`` gets as ``session``; exits 2 on a
+    usage error (an unknown ``--resume`` id), 1 when the pick is cancelled."""
+    if args.no_session:
+        if args.continue_ or args.resume is not None:
+            usage_error("--no-session cannot be combined with --continue or --resume")
+        return None
+    if args.continue_:
+        return "continue"
+    if args.resume is None:
+        return "new"
+    from ..errors import SessionError
+    from ..sessions import list_sessions, resolve_session_id
+
+    if args.resume:
+        try:
+            path = resolve_session_id(args.resume, dir=config.session_dir)
+        except SessionError as e:  # no such id, or an ambiguous prefix
+            usage_error(str(e))
+    else:
+        from .sessions import pick_session
+
+        infos = list_sessions(dir=config.session_dir, cwd=os.getcwd())[:20]
+        path = pick_session(infos, dir=config.session_dir)
+        if path is None:
+            print("panto: no session chosen", file=sys.stderr)
+            raise SystemExit(1)
+    return ("resume", os.fspath(path))
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -170,39 +206,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
         if not prompt.strip():
             usage_error("-p -: the prompt read from stdin is empty")
-    from ..agent import Agent
-    from .compose import load_extensions, open_session
+    from ..app import open_session
 
     try:
-        opened = open_session(args, config)
+        session = open_session(
+            config,
+            session=_session_spec(args, config),
+            model=args.model,
+            extensions="builtin" if args.no_extensions else True,
+            deny=args.deny,
+            system_prompt=args.system_prompt,
+            append_system_prompt=args.append_system_prompt,
+            notify=warn,
+        )
     except ConfigError as e:
         usage_error(str(e))
-    except PantoError as e:
+    except PantoError as e:  # e.g. the session is open in another panto process
         print(f"panto: {e}", file=sys.stderr)
         return 1
-    if opened is None:
-        return 1
-    store, loaded = opened
-    if loaded is not None and args.model is None and store.active_model is not None:
-        try:
-            config = config.with_model(str(store.active_model))
-        except ConfigError as e:
-            warn(f"session model {store.active_model} unavailable ({e}); using {config.model}")
-    if store.active_model is None or tuple(store.active_model) != (config.provider, config.model):
-        store.append_model_change(config.provider, config.model)
-    agent = Agent(config, store=store, conversation=loaded.conversation if loaded else None)
+    agent, loaded = session.agent, session.loaded
+    if loaded is not None:
+        _say_resumed(session.store.session_id, loaded)
     try:
-        ext = load_extensions(agent, no_extensions=args.no_extensions, deny=args.deny)
-        agent.start_session(session_id=store.session_id, resumed=loaded is not None)
         if prompt is not None:
             return one_shot(agent, prompt, args.output_format or "text")
         from ..sessions import FSJSONLStore
         from .repl import Interactive
 
         interactive = Interactive(
-            agent, ext, prefill=loaded.dangling_user if loaded is not None else None
+            agent,
+            session.extensions,
+            prefill=loaded.dangling_user if loaded is not None else None,
         )
-        if isinstance(store, FSJSONLStore):
+        if isinstance(session.store, FSJSONLStore):
             durability = config.session_durability
             sdir = config.session_dir
 
@@ -221,5 +257,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return interactive.loop()
     finally:
         agent.close()
-        if agent.store is not None:
+        if agent.store is not None:  # /clear and a failed turn may have replaced it
             agent.store.close()
+        if agent.store is not session.store:
+            session.store.close()
+
+
+def _say_resumed(session_id: str, loaded: Any) -> None:
+    print(
+        f"panto: resumed session {session_id[:8]} ({len(loaded.conversation)} messages)",
+        file=sys.stderr,
+    )
+    if loaded.dangling_user is not None:
+        short = loaded.dangling_user.strip().replace("\n", " ")[:80]
+        print(
+            f"panto: your last prompt had no reply and was not resent: {short!r}", file=sys.stderr
+        )

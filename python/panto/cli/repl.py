@@ -32,8 +32,8 @@ from .signals import Terminated
 
 if TYPE_CHECKING:
     from ..agent import Agent
+    from ..app import Extensions
     from ..sessions import SessionStore
-    from .compose import Extensions
 
 __all__ = ["Interactive", "BUILTIN_COMMANDS", "help_text", "HELP", "prompt_string"]
 
@@ -93,7 +93,7 @@ class Interactive:
     def __init__(
         self, agent: Agent, ext: Extensions | None = None, *, prefill: str | None = None
     ) -> None:
-        from .compose import Extensions
+        from ..app import Extensions
 
         self.agent = agent
         self.ext = ext if ext is not None else Extensions()
