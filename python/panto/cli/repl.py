@@ -301,13 +301,11 @@ class Interactive:
         except ConfigError as e:
             self._error(f"{e}; the model is still {agent.config.model_spec}")
             return
-        set_model = getattr(agent, "set_model", None)
-        if set_model is not None:
-            set_model(new.model_spec)
-        else:  # until Agent.set_model records the change itself
-            agent.config = new
-            if agent.store is not None:
-                agent.store.append_model_change(new.provider, new.model)
+        try:
+            agent.set_model(new.model_spec)  # records the model_change in the session
+        except PantoError as e:
+            self._error(e)
+            return
         print(self._dim(f"model: {agent.config.model_spec}"))
 
     def expand(self, arg: str) -> None:
