@@ -579,6 +579,21 @@ end
 
 panto.ext.events = EVENTS
 
+-- a part of the system prompt: a string, or a function(info) returning one
+-- (called each time the prompt is composed; info = {cwd, model, tools})
+function panto.ext.system_prompt(part)
+  check_registration("system_prompt")
+  local tp = type(part)
+  if tp == "string" then
+    host.register_prompt(part, nil)
+  elseif tp == "function" then
+    host.register_prompt(nil, anchor(part))
+  else
+    error("panto.ext.system_prompt expects a string or a function returning one (got "
+      .. tp .. ")", 2)
+  end
+end
+
 -- Evaluate a loaded chunk and normalize its entries (one coroutine).
 function rt.eval_entries(chunk, origin)
   return rt.entries(chunk(), origin)

@@ -172,6 +172,8 @@ class LuaRuntime:
         self.tools: dict[str, LuaTool] = {}
         self.commands: dict[str, LuaCommand] = {}
         self.hooks: dict[str, list[_Hook]] = {e: [] for e in HOOK_EVENTS}
+        #: ``panto.ext.system_prompt`` parts: (entry, text) or (entry, Lua function)
+        self.prompts: list[tuple[str | None, Any]] = []
         self._processes: set[procs.Process] = set()
         self._batches: set[_Batch] = set()
         self._http: Any = None
@@ -299,6 +301,7 @@ class LuaRuntime:
             # drop every Lua reference before the state itself
             self.tools.clear()
             self.commands.clear()
+            self.prompts.clear()
             for hs in self.hooks.values():
                 hs.clear()
 
@@ -779,6 +782,10 @@ class LuaRuntime:
             self.commands[n] = LuaCommand(n, s(desc), self._objects[hid], _current_entry.get())
             return (True,)
 
+        def register_prompt(text: Any, fid: Any) -> None:
+            part = s(text) if text is not None else self._objects[fid]
+            self.prompts.append((_current_entry.get(), part))
+
         def register_hook(event: bytes, hid: int) -> None:
             self.hooks[s(event)].append(_Hook(self._objects[hid], _current_entry.get()))
 
@@ -806,6 +813,7 @@ class LuaRuntime:
             b"register_tool": register_tool,
             b"register_command": register_command,
             b"register_hook": register_hook,
+            b"register_prompt": register_prompt,
             b"version": _version().encode(),
             b"poll": self.poll,
             b"hook_count": HOOK_COUNT,
@@ -1030,6 +1038,43 @@ class LuaRuntime:
             return []
         return self.run(self.emit_async(event, payload, timeout=timeout), what=f"{event} handlers")
 
+    async def prompt_parts_async(
+        self, info: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> list[tuple[str, str]]:
+        """The system-prompt parts extensions contributed, in registration
+        order: ``(origin, text)`` with origin ``ext:<entry>``.  Function
+        parts are called with ``info`` (``{cwd, model, tools}``); a failing
+        one is logged and left out, an empty one is left out."""
+        out: list[tuple[str, str]] = []
+        t = self.hook_timeout if timeout is None else timeout
+        for entry, part in list(self.prompts):
+            origin = f"ext:{entry or '?'}"
+            if isinstance(part, str):
+                text = part
+            else:
+                try:
+                    res = await self._run_as(
+                        entry,
+                        f"system_prompt part of {entry or '?'}",
+                        t,
+                        part,
+                        self.to_lua(dict(info or {}), drop_null=True),
+                    )
+                except (LuaScriptError, LuaInterrupted) as e:
+                    log.warning("system_prompt part of %s failed: %s", entry or "?", e)
+                    continue
+                v = res[0] if res else None
+                text = v if isinstance(v, str) else ""
+            if text.strip():
+                out.append((origin, text))
+        return out
+
+    def prompt_parts(self, info: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        """Blocking :meth:`prompt_parts_async` (any thread but the Lua thread)."""
+        if not self.prompts:
+            return []
+        return self.run(self.prompt_parts_async(info), what="system_prompt parts")
+
     def has_handlers(self, event: str) -> bool:
         return bool(self.hooks.get(event))
 
@@ -1100,6 +1145,7 @@ class LuaRuntime:
             del self.commands[n]
         for event, hs in self.hooks.items():
             self.hooks[event] = [h for h in hs if h.entry != entry]
+        self.prompts = [p for p in self.prompts if p[0] != entry]
 
     def describe_entry(self, entry: str | None) -> str:
         """``name (origin)`` of an extension entry, for messages."""

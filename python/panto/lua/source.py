@@ -178,6 +178,13 @@ class LuaToolSource(ToolSource):
         for b in running:
             self.runtime.cancel_batch(b)
 
+    def prompt_parts(self, info: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        """System-prompt parts from extensions (``panto.ext.system_prompt``):
+        ``(origin, text)`` pairs such as ``("ext:std.git", "...")``, in
+        registration order.  ``info`` (``{cwd, model, tools}``) is passed to
+        function parts."""
+        return self.runtime.prompt_parts(info)
+
     def commands(self) -> dict[str, str]:
         """Lua-registered slash commands: name -> description."""
         return {n: c.description for n, c in self.runtime.commands.items()}
