@@ -567,8 +567,15 @@ func anthropicMessages(messages []Message) []any {
 			for _, b := range m.Content {
 				switch b := b.(type) {
 				case Text:
-					if b.Text != "" {
+					if b.Text != "" && len(b.Citations) > 0 {
+						blocks = append(blocks, map[string]any{"type": "text", "text": b.Text, "citations": b.Citations})
+					} else if b.Text != "" {
 						blocks = append(blocks, map[string]any{"type": "text", "text": b.Text})
+					}
+				case Server: // server tool calls and results go back unchanged
+					var v map[string]any
+					if json.Unmarshal([]byte(b.RawJSON), &v) == nil {
+						blocks = append(blocks, v)
 					}
 				case Thinking:
 					if b.Signature != "" {

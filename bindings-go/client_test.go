@@ -204,11 +204,11 @@ func TestClientOpenAIToolCalls(t *testing.T) {
 	s, err := c.Stream(context.Background(), &Request{
 		Model: "gpt-4.1",
 		Messages: []Message{
-			{Role: RoleSystem, Content: []Block{Text{"You are terse."}}},
+			{Role: RoleSystem, Content: []Block{Text{Text: "You are terse."}}},
 			UserMessage("Weather in Paris and Rome?"),
 			{Role: RoleAssistant, Content: []Block{
 				Thinking{Text: "hidden", Signature: "sig"},
-				Text{"Checking."},
+				Text{Text: "Checking."},
 				ToolUse{ID: "call_0", Name: "get_weather", Input: map[string]any{"city": "Rome"}},
 			}},
 			{Role: RoleTool, Content: []Block{
@@ -266,7 +266,7 @@ func TestClientAnthropicToolUse(t *testing.T) {
 				Thinking{Text: "plan", Signature: "sig1"},
 				Thinking{Text: "unsigned, dropped"},
 				RedactedThinking{Data: "enc"},
-				Text{""},
+				Text{Text: ""},
 				ToolUse{ID: "toolu_0", Name: "read", Input: map[string]any{"path": "b.go"}},
 			}},
 			{Role: RoleTool, Content: []Block{ToolResult{ToolUseID: "toolu_0", Content: "package b"}}},

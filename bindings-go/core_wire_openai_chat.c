@@ -190,6 +190,58 @@ static panto_stop_reason map_finish(panto_stream *s, panto_str r) {
     return PANTO_STOP_OTHER;
 }
 
+/* The text of a typed part: "text" of {"type":"text","text":...}, or the
+ * texts of an array of such parts (Mistral's thinking parts nest them). */
+static int part_texts(panto_stream *s, const jnode *v, int32_t kind, const char *what) {
+    if (!v || v->type == JV_NULL)
+        return 0;
+    if (v->type == JV_STRING) {
+        panto_str t;
+        return pt_str(s, v, &t) != 0 ? -1 : tt_delta(s, kind, t);
+    }
+    if (v->type != JV_ARRAY)
+        return pt_protocol(s, "delta.content[].%s in event %llu is neither a string nor an array",
+                           what, (unsigned long long)s->n_events);
+    for (const jnode *e = pt_json_first(&s->doc, v); e; e = pt_json_next(&s->doc, e)) {
+        if (e->type != JV_OBJECT)
+            return pt_protocol(s, "delta.content[].%s[] in event %llu is not an object", what,
+                               (unsigned long long)s->n_events);
+        const jnode *ty = pt_json_get(&s->doc, e, "type");
+        if (ty && ty->type == JV_STRING && !pt_json_string_eq(ty, "text"))
+            continue; /* not text: nothing to show */
+        panto_str t;
+        if (opt_string(s, pt_json_get(&s->doc, e, "text"), "delta.content[]", "text", &t) != 0 ||
+            tt_delta(s, kind, t) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* B3: delta.content as an array of typed parts (Mistral/Magistral):
+ * {"type":"text","text":"..."} and {"type":"thinking","thinking":[{"type":
+ * "text","text":"..."}]} map onto the text and thinking blocks; parts of
+ * other types (references, images) carry no text and are skipped. */
+static int content_parts(panto_stream *s, const jnode *arr) {
+    for (const jnode *e = pt_json_first(&s->doc, arr); e; e = pt_json_next(&s->doc, e)) {
+        if (e->type != JV_OBJECT)
+            return pt_protocol(s, "delta.content[] in event %llu is not an object",
+                               (unsigned long long)s->n_events);
+        const jnode *ty = pt_json_get(&s->doc, e, "type");
+        if (!ty || ty->type != JV_STRING)
+            return pt_protocol(s, "delta.content[] in event %llu has no \"type\" string",
+                               (unsigned long long)s->n_events);
+        int rc = 0;
+        if (pt_json_string_eq(ty, "text"))
+            rc = part_texts(s, pt_json_get(&s->doc, e, "text"), PANTO_BLOCK_TEXT, "text");
+        else if (pt_json_string_eq(ty, "thinking"))
+            rc = part_texts(s, pt_json_get(&s->doc, e, "thinking"), PANTO_BLOCK_THINKING,
+                            "thinking");
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static const pt_name CHOICE_NAMES[] = {PT_NAME("index"), PT_NAME("delta"),
                                        PT_NAME("finish_reason")};
 static const pt_name DELTA_NAMES[] = {PT_NAME("reasoning_content"), PT_NAME("reasoning"),
@@ -224,10 +276,15 @@ static int choice(panto_stream *s, const jnode *ch) {
             return -1;
         if (tt_delta(s, PANTO_BLOCK_THINKING, t) != 0)
             return -1;
-        if (opt_string(s, m[2], "delta", "content", &t) != 0)
-            return -1;
-        if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
-            return -1;
+        if (m[2] && m[2]->type == JV_ARRAY) {
+            if (content_parts(s, m[2]) != 0)
+                return -1;
+        } else {
+            if (opt_string(s, m[2], "delta", "content", &t) != 0)
+                return -1;
+            if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+                return -1;
+        }
         if (opt_string(s, m[3], "delta", "refusal", &t) != 0)
             return -1;
         if (t.len) {

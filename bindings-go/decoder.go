@@ -19,8 +19,8 @@ typedef struct {
 	int32_t stop_reason;
 	int64_t retry;
 	uint64_t usage[5];
-	uint64_t off[4];
-	uint64_t len[4];
+	uint64_t off[5];
+	uint64_t len[5];
 } pgo_event;
 
 #define PGO_BATCH 64
@@ -83,7 +83,8 @@ static int pgo_strings(const panto_event *ev, panto_str *s)
 		s[1] = ev->u.block_complete.signature;
 		s[2] = ev->u.block_complete.tool_id;
 		s[3] = ev->u.block_complete.tool_name;
-		return 4;
+		s[4] = ev->u.block_complete.citations;
+		return 5;
 	case PANTO_EV_MESSAGE_COMPLETE:
 		s[0] = ev->u.message_complete.raw_stop_reason;
 		return 1;
@@ -123,7 +124,7 @@ static int pgo_next(pgo_dec *d, int *status)
 			*status = st;
 			goto out;
 		}
-		panto_str s[4];
+		panto_str s[5];
 		int ns = pgo_strings(&ev, s);
 		size_t total = 0;
 		for (int k = 0; k < ns; k++)
@@ -488,6 +489,7 @@ func (d *Decoder) event(i int) Event {
 			Signature: d.str(e, 1),
 			ToolID:    d.str(e, 2),
 			ToolName:  d.str(e, 3),
+			Citations: d.str(e, 4),
 		}
 	case C.PANTO_EV_MESSAGE_COMPLETE:
 		return MessageComplete{

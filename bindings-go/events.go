@@ -74,11 +74,12 @@ const (
 	BlockThinking         BlockKind = 2
 	BlockRedactedThinking BlockKind = 3
 	BlockToolUse          BlockKind = 4
+	BlockServer           BlockKind = 5 // any other block, kept as its JSON
 )
 
-var blockKindNames = [...]string{"", "text", "thinking", "redacted_thinking", "tool_use"}
+var blockKindNames = [...]string{"", "text", "thinking", "redacted_thinking", "tool_use", "server"}
 
-// String returns "text", "thinking", "redacted_thinking" or "tool_use".
+// String returns "text", "thinking", "redacted_thinking", "tool_use" or "server".
 func (k BlockKind) String() string {
 	if k > 0 && int(k) < len(blockKindNames) {
 		return blockKindNames[k]
@@ -165,7 +166,9 @@ type ContentDelta struct {
 
 // BlockComplete is a finished block, assembled by the core: Text is the full
 // text, thinking, redacted data, or tool input JSON ("{}" when none was
-// sent).  Signature is set for thinking, ToolID/ToolName for tool_use.
+// sent) or, for BlockServer, the block's complete JSON object.  Signature
+// is set for thinking, ToolID/ToolName for tool_use, Citations (a JSON
+// array) for text that cites sources.
 type BlockComplete struct {
 	Index     int
 	Kind      BlockKind
@@ -173,6 +176,7 @@ type BlockComplete struct {
 	Signature string
 	ToolID    string
 	ToolName  string
+	Citations string
 }
 
 // MessageComplete is the terminal event of a provider stream; nothing

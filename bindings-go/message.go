@@ -26,9 +26,18 @@ type Block interface {
 	BlockType() string
 }
 
-// Text is plain text.
+// Text is plain text.  Citations holds the provider's citation objects
+// (Anthropic web search results, documents), sent back with the text.
 type Text struct {
-	Text string
+	Text      string
+	Citations []any
+}
+
+// Server is a block panto does not model (Anthropic server_tool_use,
+// web_search_tool_result, mcp_tool_use, ...), kept as its complete JSON
+// object: the Anthropic wire sends it back unchanged, others drop it.
+type Server struct {
+	RawJSON string
 }
 
 // Thinking is model reasoning; Signature must be sent back unchanged.
@@ -64,6 +73,7 @@ func (Thinking) BlockType() string         { return "thinking" }
 func (RedactedThinking) BlockType() string { return "redacted_thinking" }
 func (ToolUse) BlockType() string          { return "tool_use" }
 func (ToolResult) BlockType() string       { return "tool_result" }
+func (Server) BlockType() string           { return "server" }
 
 // NewToolUse parses a tool call's arguments the way the Python package does:
 // blank arguments are {}, arguments that are not a JSON object are kept in
@@ -132,7 +142,12 @@ func (m *Message) ToolUses() []ToolUse {
 func BlockMap(b Block) map[string]any {
 	switch b := b.(type) {
 	case Text:
+		if len(b.Citations) > 0 {
+			return map[string]any{"type": "text", "text": b.Text, "citations": b.Citations}
+		}
 		return map[string]any{"type": "text", "text": b.Text}
+	case Server:
+		return map[string]any{"type": "server", "raw_json": b.RawJSON}
 	case Thinking:
 		return map[string]any{"type": "thinking", "text": b.Text, "signature": b.Signature}
 	case RedactedThinking:
@@ -210,13 +225,17 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 			ToolUseID string         `json:"tool_use_id"`
 			Content   string         `json:"content"`
 			IsError   bool           `json:"is_error"`
+			Citations []any          `json:"citations"`
+			RawJSON   string         `json:"raw_json"`
 		}
 		if err := json.Unmarshal(c, &v); err != nil {
 			return err
 		}
 		switch v.Type {
 		case "text":
-			m.Content = append(m.Content, Text{v.Text})
+			m.Content = append(m.Content, Text{Text: v.Text, Citations: v.Citations})
+		case "server":
+			m.Content = append(m.Content, Server{RawJSON: v.RawJSON})
 		case "thinking":
 			m.Content = append(m.Content, Thinking{v.Text, v.Signature})
 		case "redacted_thinking":
@@ -322,8 +341,14 @@ func (e BlockComplete) Block() Block {
 		return RedactedThinking{Data: e.Text}
 	case BlockToolUse:
 		return NewToolUse(e.ToolID, e.ToolName, e.Text)
+	case BlockServer:
+		return Server{RawJSON: e.Text}
 	}
-	return Text{Text: e.Text}
+	t := Text{Text: e.Text}
+	if e.Citations != "" {
+		_ = json.Unmarshal([]byte(e.Citations), &t.Citations) // valid JSON from the core
+	}
+	return t
 }
 
 // EventMap renders an event as the JSON object the fixtures and the Python

@@ -58,6 +58,7 @@ int pt_eq(panto_str a, const char *lit) {
 
 static void err_set_static(panto_stream *s, panto_error_code code, const char *msg) {
     s->err_code = code;
+    s->err_off = s->cur_off;
     pt_pbuf_clear(&s->err_msg);
     if (pt_pbuf_append(&s->err_msg, msg, strlen(msg), SIZE_MAX) != PU_OK) {
         pt_pbuf_free(&s->err_msg);
@@ -276,6 +277,8 @@ static void slot_recycle(pt_slot *sl) {
     slot_recycle_buf(&sl->tool_id);
     slot_recycle_buf(&sl->tool_name);
     slot_recycle_buf(&sl->cites);
+    slot_recycle_buf(&sl->raw);
+    sl->input_off = sl->input_len = 0;
     sl->state = PT_SLOT_FREE;
     sl->keyed = 0;
 }
@@ -377,10 +380,24 @@ int pt_block_delta(panto_stream *s, int slot, panto_str text) {
 }
 
 int pt_block_complete(panto_stream *s, int slot) {
+    pt_slot *sl = &s->slots[slot];
+    if (sl->kind == PANTO_BLOCK_TEXT && sl->cites.len &&
+        pt_block_append(s, slot, &sl->cites, "]", 1) != 0)
+        return -1;
+    if (sl->kind == PANTO_BLOCK_SERVER && sl->text.len && sl->input_len) {
+        /* the streamed input replaces the start object's "input" value */
+        pt_pbuf_clear(&sl->sig);
+        const char *raw = (const char *)sl->raw.p;
+        if (pt_block_append(s, slot, &sl->sig, raw, sl->input_off) != 0 ||
+            pt_block_append(s, slot, &sl->sig, (const char *)sl->text.p, sl->text.len) != 0 ||
+            pt_block_append(s, slot, &sl->sig, raw + sl->input_off + sl->input_len,
+                            sl->raw.len - sl->input_off - sl->input_len) != 0)
+            return -1;
+    }
     panto_event *ev = pt_push(s, PANTO_EV_BLOCK_COMPLETE);
     if (!ev)
         return -1;
-    pt_slot *sl = &s->slots[slot];
+    sl = &s->slots[slot];
     panto_block_complete *bc = &ev->u.block_complete;
     bc->index = sl->index;
     bc->block_kind = sl->kind;
@@ -389,6 +406,13 @@ int pt_block_complete(panto_stream *s, int slot) {
     else
         bc->text = pt_mkstr(sl->text.p, sl->text.len);
     bc->signature = pt_mkstr(sl->sig.p, sl->sig.len);
+    if (sl->kind == PANTO_BLOCK_SERVER) {
+        if (sl->text.len && sl->input_len)
+            bc->text = pt_mkstr(sl->sig.p, sl->sig.len);
+        else
+            bc->text = pt_mkstr(sl->raw.p, sl->raw.len);
+        bc->signature = pt_mkstr(NULL, 0);
+    }
     bc->tool_id = pt_mkstr(sl->tool_id.p, sl->tool_id.len);
     bc->tool_name = pt_mkstr(sl->tool_name.p, sl->tool_name.len);
     if (sl->kind == PANTO_BLOCK_TEXT && sl->cites.len)
@@ -545,6 +569,8 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
         pt_pbuf_free(&s->slots[i].sig);
         pt_pbuf_free(&s->slots[i].tool_id);
         pt_pbuf_free(&s->slots[i].tool_name);
+        pt_pbuf_free(&s->slots[i].cites);
+        pt_pbuf_free(&s->slots[i].raw);
     }
     free(s->slots);
     free(s->keys);
@@ -754,7 +780,7 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
     m += s->cap_slots * sizeof *s->slots;
     for (size_t i = 0; i < s->n_slots; i++)
         m += s->slots[i].text.cap + s->slots[i].sig.cap + s->slots[i].tool_id.cap +
-             s->slots[i].tool_name.cap + s->slots[i].cites.cap;
+             s->slots[i].tool_name.cap + s->slots[i].cites.cap + s->slots[i].raw.cap;
     m += s->cap_keys * sizeof *s->keys;
     m += s->stop_raw.cap + s->err_msg.cap + s->err_type.cap;
     return m;

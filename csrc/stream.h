@@ -37,8 +37,14 @@ typedef struct {
     pbuf sig;                   /* thinking signature */
     pbuf tool_id;
     pbuf tool_name;
-    pbuf cites;                 /* text: citations as a JSON array; server:
-                                   the start object's JSON with "input" cut out */
+    pbuf cites;                 /* text: "[" + citations so far, "," between
+                                   (closed with "]" at completion) */
+    pbuf raw;                   /* server: the block's JSON object as started */
+    size_t input_off;           /* server: its "input" value in raw ... */
+    size_t input_len;           /* ... and length (0: no "input" object); the
+                                   value is replaced by the input_json_delta
+                                   text (in `text`) when there was any, the
+                                   result assembled in `sig` */
 } pt_slot;
 
 /* The map from a wire key (Anthropic content index, OpenAI tool call index)

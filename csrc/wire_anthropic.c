@@ -102,6 +102,8 @@ static panto_stop_reason map_stop(panto_str r) {
     return PANTO_STOP_OTHER;
 }
 
+static int start_content(panto_stream *s, const jnode *content);
+
 static int message_start(panto_stream *s, const jnode **root) {
     if (s->started)
         return pt_protocol(s, "second message_start (event %llu)", EVN(s));
@@ -121,7 +123,90 @@ static int message_start(panto_stream *s, const jnode **root) {
             return -1;
         s->stop = map_stop(r);
     }
-    return pt_message_start(s, id, model);
+    if (pt_message_start(s, id, model) != 0)
+        return -1;
+    return start_content(s, pt_json_get(&s->doc, m, "content"));
+}
+
+/* Open a block from a content_block object `cb` (content_block_start, or
+ * an element of message_start's message.content when `whole`, which is then
+ * completed at once).  Blocks of any type other than text, thinking,
+ * redacted_thinking and tool_use are kept as opaque server blocks holding
+ * their JSON.  Returns the slot, or -1 with the error set. */
+static int fill_block(panto_stream *s, const jnode *cb, int si, int32_t kind, int whole);
+
+static int start_block(panto_stream *s, const jnode *cb, uint64_t idx, int whole) {
+    panto_str type;
+    if (get_string(s, cb, "type", 1, "content_block", &type) != 0)
+        return -1;
+    int32_t kind;
+    if (PT_EQ(type, "text"))
+        kind = PANTO_BLOCK_TEXT;
+    else if (PT_EQ(type, "thinking"))
+        kind = PANTO_BLOCK_THINKING;
+    else if (PT_EQ(type, "redacted_thinking"))
+        kind = PANTO_BLOCK_REDACTED_THINKING;
+    else if (PT_EQ(type, "tool_use"))
+        kind = PANTO_BLOCK_TOOL_USE;
+    else /* server_tool_use, web_search_tool_result, mcp_tool_use, ... */
+        kind = PANTO_BLOCK_SERVER;
+
+    panto_str id = pt_mkstr(NULL, 0), name = pt_mkstr(NULL, 0);
+    if (kind == PANTO_BLOCK_TOOL_USE &&
+        (get_string(s, cb, "id", 0, "tool_use content_block", &id) != 0 ||
+         get_string(s, cb, "name", 0, "tool_use content_block", &name) != 0))
+        return -1;
+    int si = pt_block_open(s, kind, idx, id, name);
+    if (si < 0 || fill_block(s, cb, si, kind, whole) != 0)
+        return -1;
+    return si;
+}
+
+/* The content a block starts with. 0, or -1 with the error set. */
+static int fill_block(panto_stream *s, const jnode *cb, int si, int32_t kind, int whole) {
+    panto_str t;
+    switch (kind) {
+    case PANTO_BLOCK_TEXT: {
+        if (get_string(s, cb, "text", 0, "text content_block", &t) != 0 ||
+            pt_block_delta(s, si, t) != 0)
+            return -1;
+        const jnode *c = pt_json_get(&s->doc, cb, "citations");
+        if (c && c->type == JV_ARRAY && c->count > 0) /* "[a,b" now, "]" at the end */
+            return pt_block_append(s, si, &s->slots[si].cites, c->p, c->len - 1);
+        return 0;
+    }
+    case PANTO_BLOCK_THINKING:
+        if (get_string(s, cb, "thinking", 0, "thinking content_block", &t) != 0 ||
+            pt_block_delta(s, si, t) != 0)
+            return -1;
+        if (get_string(s, cb, "signature", 0, "thinking content_block", &t) != 0)
+            return -1;
+        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len);
+    case PANTO_BLOCK_REDACTED_THINKING:
+        if (get_string(s, cb, "data", 0, "redacted_thinking content_block", &t) != 0)
+            return -1;
+        return pt_block_append(s, si, &s->slots[si].text, t.ptr, t.len);
+    case PANTO_BLOCK_TOOL_USE: {
+        /* input is {} and streamed as input_json_delta; a whole block (or a
+         * proxy that sends the whole input here) gets it as one delta. */
+        const jnode *in = pt_json_get(&s->doc, cb, "input");
+        if (in && in->type == JV_OBJECT && (in->count > 0 || whole))
+            return pt_block_delta(s, si, pt_mkstr(in->p, in->len));
+        return 0;
+    }
+    default: {
+        pt_slot *sl = &s->slots[si];
+        if (pt_block_append(s, si, &sl->raw, cb->p, cb->len) != 0)
+            return -1;
+        const jnode *in = pt_json_get(&s->doc, cb, "input");
+        if (in && in->type == JV_OBJECT) {
+            sl = &s->slots[si];
+            sl->input_off = (size_t)(in->p - cb->p);
+            sl->input_len = in->len;
+        }
+        return 0;
+    }
+    }
 }
 
 static int block_start(panto_stream *s, const jnode **root) {
@@ -135,27 +220,7 @@ static int block_start(panto_stream *s, const jnode **root) {
     if (!cb || cb->type != JV_OBJECT)
         return pt_protocol(s, "content_block_start without a \"content_block\" object (event %llu)",
                            EVN(s));
-    panto_str type;
-    if (get_string(s, cb, "type", 1, "content_block", &type) != 0)
-        return -1;
-    int32_t kind;
-    if (PT_EQ(type, "text"))
-        kind = PANTO_BLOCK_TEXT;
-    else if (PT_EQ(type, "thinking"))
-        kind = PANTO_BLOCK_THINKING;
-    else if (PT_EQ(type, "redacted_thinking"))
-        kind = PANTO_BLOCK_REDACTED_THINKING;
-    else if (PT_EQ(type, "tool_use"))
-        kind = PANTO_BLOCK_TOOL_USE;
-    else /* server_tool_use, web_search_tool_result, ...: skipped */
-        return pt_key_add(s, idx, PT_KEY_SKIPPED) ? 0 : -1;
-
-    panto_str id = pt_mkstr(NULL, 0), name = pt_mkstr(NULL, 0);
-    if (kind == PANTO_BLOCK_TOOL_USE &&
-        (get_string(s, cb, "id", 0, "tool_use content_block", &id) != 0 ||
-         get_string(s, cb, "name", 0, "tool_use content_block", &name) != 0))
-        return -1;
-    int si = pt_block_open(s, kind, idx, id, name);
+    int si = start_block(s, cb, idx, 0);
     if (si < 0)
         return -1;
     pt_key *k = pt_key_add(s, idx, PT_KEY_OPEN);
@@ -163,33 +228,26 @@ static int block_start(panto_stream *s, const jnode **root) {
         return -1;
     k->slot = (uint32_t)si;
     s->slots[si].keyed = 1;
+    return 0;
+}
 
-    panto_str t;
-    switch (kind) {
-    case PANTO_BLOCK_TEXT:
-        if (get_string(s, cb, "text", 0, "text content_block", &t) != 0)
-            return -1;
-        return pt_block_delta(s, si, t);
-    case PANTO_BLOCK_THINKING:
-        if (get_string(s, cb, "thinking", 0, "thinking content_block", &t) != 0 ||
-            pt_block_delta(s, si, t) != 0)
-            return -1;
-        if (get_string(s, cb, "signature", 0, "thinking content_block", &t) != 0)
-            return -1;
-        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len);
-    case PANTO_BLOCK_REDACTED_THINKING:
-        if (get_string(s, cb, "data", 0, "redacted_thinking content_block", &t) != 0)
-            return -1;
-        return pt_block_append(s, si, &s->slots[si].text, t.ptr, t.len);
-    default: {
-        /* tool_use: input is {} and streamed as input_json_delta; a proxy
-         * that sends the whole input here gets it as one delta. */
-        const jnode *in = pt_json_get(&s->doc, cb, "input");
-        if (in && in->type == JV_OBJECT && in->count > 0)
-            return pt_block_delta(s, si, pt_mkstr(in->p, in->len));
+/* B1: complete blocks already in message_start's message.content (a tool
+ * call made by code execution, with its "caller"), before any streamed one. */
+static int start_content(panto_stream *s, const jnode *content) {
+    if (!content || content->type == JV_NULL)
         return 0;
+    if (content->type != JV_ARRAY)
+        return pt_protocol(s, "message_start message.content is not an array (event %llu)",
+                           EVN(s));
+    for (const jnode *cb = pt_json_first(&s->doc, content); cb; cb = pt_json_next(&s->doc, cb)) {
+        if (cb->type != JV_OBJECT)
+            return pt_protocol(s, "message_start message.content[] is not an object (event %llu)",
+                               EVN(s));
+        int si = start_block(s, cb, 0, 1);
+        if (si < 0 || pt_block_complete(s, si) != 0)
+            return -1;
     }
-    }
+    return 0;
 }
 
 /* The open block for `idx`, -1 (error set) when it is not open, or -2 when
@@ -221,9 +279,10 @@ static int block_delta(panto_stream *s, const jnode **root) {
         return pt_protocol(s, "content_block_delta without a \"delta\" object (event %llu)", EVN(s));
     /* type, then the text field of each known delta type */
     static const pt_name names[] = {PT_NAME("type"), PT_NAME("text"), PT_NAME("thinking"),
-                                    PT_NAME("signature"), PT_NAME("partial_json")};
-    const jnode *m[5];
-    if (pt_members(s, d, names, 5, m) != 0)
+                                    PT_NAME("signature"), PT_NAME("partial_json"),
+                                    PT_NAME("citation")};
+    const jnode *m[6];
+    if (pt_members(s, d, names, 6, m) != 0)
         return -1;
     if (!m[0] || m[0]->type != JV_STRING)
         return pt_protocol(s, "content_block_delta delta without a \"type\" string (event %llu)",
@@ -241,14 +300,41 @@ static int block_delta(panto_stream *s, const jnode **root) {
         want = PANTO_BLOCK_THINKING, field = 3;
     else if (PT_EQ(type, "input_json_delta"))
         want = PANTO_BLOCK_TOOL_USE, field = 4;
+    else if (PT_EQ(type, "citations_delta"))
+        want = PANTO_BLOCK_TEXT, field = 5;
     else
-        return 0; /* citations_delta and future delta types */
+        return 0; /* future delta types */
     int32_t have = s->slots[si].kind;
+    if (field == 5 && have != PANTO_BLOCK_TEXT)
+        return 0; /* citations belong to text; elsewhere they are dropped */
+    if (have == PANTO_BLOCK_SERVER) {
+        /* server_tool_use / mcp_tool_use stream their input like tool_use;
+         * other deltas of opaque blocks carry nothing panto keeps */
+        const jnode *v = m[4];
+        if (field != 4)
+            return 0;
+        if (!v || v->type != JV_STRING)
+            return pt_protocol(s, "input_json_delta without a \"partial_json\" string (event %llu)",
+                               EVN(s));
+        panto_str t;
+        if (pt_str(s, v, &t) != 0)
+            return -1;
+        return pt_block_append(s, si, &s->slots[si].text, t.ptr, t.len);
+    }
     if (have != want)
         return pt_protocol(s, "%.*s for block index %llu, which is a %s block (event %llu)",
                            clip(type), type.ptr, (unsigned long long)idx,
                            panto_block_kind_name(have), EVN(s));
     const jnode *v = m[field];
+    if (field == 5) {
+        if (!v || v->type != JV_OBJECT)
+            return pt_protocol(s, "citations_delta without a \"citation\" object (event %llu)",
+                               EVN(s));
+        pbuf *c = &s->slots[si].cites;
+        if (pt_block_append(s, si, c, c->len ? "," : "[", 1) != 0)
+            return -1;
+        return pt_block_append(s, si, &s->slots[si].cites, v->p, v->len);
+    }
     if (!v || v->type != JV_STRING)
         return pt_protocol(s, "%.*s without a \"%s\" string (event %llu)", clip(type),
                            type.ptr, names[field].s, EVN(s));

@@ -225,3 +225,48 @@ def test_cli_decode_error():
     objs = [json.loads(ln) for ln in proc.stdout.decode("utf-8").splitlines() if ln.strip()]
     assert objs == exp["events"]
     assert b"overloaded_error" in proc.stderr
+
+
+def test_web_search_turn_round_trips_to_the_next_request():
+    """A turn with server-side blocks (issue 15): decoded, stored the way
+    sessions store messages (Message.to_dict as JSON), resumed, and sent back
+    on the Anthropic wire with every block; dropped on the OpenAI wire."""
+    from panto.config import Config
+    from panto.conversation import Message, ServerBlock, Text, fast_message_from_dict
+    from panto.providers import make_provider
+
+    body = (FIXTURES / "anthropic_web_search.sse").read_bytes()
+    msg = panto.accumulate(panto.decode("anthropic-messages", [body]))
+    server = [b for b in msg.content if isinstance(b, ServerBlock)]
+    assert [b.type for b in server] == ["server_tool_use", "web_search_tool_result"]
+    cited = msg.content[3]
+    assert isinstance(cited, Text) and cited.citations[0]["url"].startswith("https://")
+
+    stored = json.dumps(msg.to_dict(), ensure_ascii=False)
+    resumed = Message.from_dict(json.loads(stored))
+    assert resumed == msg
+    # the sessions' fast loader builds the same blocks (and stays on)
+    assert fast_message_from_dict is not Message.from_dict
+    assert fast_message_from_dict(json.loads(stored)) == msg
+    assert [b.raw_json for b in resumed.content if isinstance(b, ServerBlock)] == [
+        b.raw_json for b in server
+    ]
+
+    def request(provider: str) -> bytes:
+        config = Config(provider=provider, model="m", base_url="http://127.0.0.1:9", api_key="k")
+        convo = [Message.user("Weather in Panto?"), resumed, Message.user("Thanks")]
+        return make_provider(config).build_request(convo, []).body
+
+    sent = request("anthropic")
+    # the result block arrived compact: it goes back byte for byte
+    assert server[1].raw_json.encode() in sent
+    blocks = json.loads(sent)["messages"][1]["content"]
+    assert blocks == [
+        {"type": "text", "text": "I'll search for that."},
+        json.loads(server[0].raw_json),
+        json.loads(server[1].raw_json),
+        {"type": "text", "text": cited.text, "citations": list(cited.citations)},
+    ]
+    # the OpenAI wire has no place for them: only the text goes
+    oa = json.loads(request("openai"))["messages"]
+    assert oa[1] == {"role": "assistant", "content": "I'll search for that." + cited.text}

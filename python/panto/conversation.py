@@ -20,6 +20,7 @@ __all__ = [
     "Message",
     "RedactedThinking",
     "Role",
+    "ServerBlock",
     "Text",
     "Thinking",
     "ToolResultBlock",
@@ -82,7 +83,12 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Text:
+    """Text.  ``citations`` holds the provider's citation objects (Anthropic
+    ``citations_delta`` / ``citations``; web search results, documents), kept
+    so they can be shown and sent back."""
+
     text: str
+    citations: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +129,29 @@ class ToolUse:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerBlock:
+    """A block panto does not model, kept opaque as the provider's complete
+    JSON object: Anthropic ``server_tool_use``, ``web_search_tool_result``,
+    ``web_fetch_tool_result``, code execution results, ``mcp_tool_use`` /
+    ``mcp_tool_result``, ``container_upload``, ``compaction`` and any future
+    type.  The API needs them back on the next request, so the Anthropic wire
+    sends ``raw_json`` back unchanged; other wires drop them."""
+
+    raw_json: str
+
+    @property
+    def type(self) -> str:
+        """The block's ``type`` member ("" when absent)."""
+        t = self.value().get("type")
+        return t if isinstance(t, str) else ""
+
+    def value(self) -> dict[str, Any]:
+        """The parsed JSON object (a new dict each call)."""
+        v = json.loads(self.raw_json)
+        return v if isinstance(v, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResultBlock:
     tool_use_id: str
     content: str
@@ -139,7 +168,7 @@ class Image:
     data_b64: str
 
 
-Block = Union[Text, Thinking, RedactedThinking, ToolUse, ToolResultBlock, Image]  # noqa: UP007 - runtime alias
+Block = Union[Text, Thinking, RedactedThinking, ToolUse, ToolResultBlock, Image, ServerBlock]  # noqa: UP007 - runtime alias
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +232,12 @@ class Message:
 
 def block_to_dict(b: Block) -> dict[str, Any]:
     if isinstance(b, Text):
+        if b.citations:
+            return {"type": "text", "text": b.text, "citations": list(b.citations)}
         return {"type": "text", "text": b.text}
+    if isinstance(b, ServerBlock):
+        # the JSON text itself, so a stored conversation re-sends it exactly
+        return {"type": "server", "raw_json": b.raw_json}
     if isinstance(b, Thinking):
         return {"type": "thinking", "text": b.text, "signature": b.signature}
     if isinstance(b, RedactedThinking):
@@ -228,7 +262,9 @@ def block_to_dict(b: Block) -> dict[str, Any]:
 def block_from_dict(d: dict[str, Any]) -> Block:
     kind = d.get("type")
     if kind == "text":
-        return Text(d["text"])
+        return Text(d["text"], tuple(d.get("citations") or ()))
+    if kind == "server":
+        return ServerBlock(d["raw_json"])
     if kind == "thinking":
         return Thinking(d["text"], d.get("signature", ""))
     if kind == "redacted_thinking":
@@ -330,11 +366,12 @@ _SLOTS: dict[type, tuple[str, ...]] = {
         "output_tokens",
         "reasoning_tokens",
     ),
-    Text: ("text",),
+    Text: ("text", "citations"),
     Thinking: ("text", "signature"),
     RedactedThinking: ("data",),
     ToolUse: ("id", "name", "input", "raw_input"),
     ToolResultBlock: ("tool_use_id", "content", "is_error"),
+    ServerBlock: ("raw_json",),
 }
 
 # One object for each of the few distinct roles, stop reasons, models and tool
@@ -356,7 +393,8 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
 
     m_role, m_content, m_usage, m_stop, m_prov, m_model, m_err = setters(Message)
     u_in, u_cr, u_cw, u_out, u_reas = setters(Usage)
-    (t_text,) = setters(Text)
+    t_text, t_cites = setters(Text)
+    (sb_raw,) = setters(ServerBlock)
     th_text, th_sig = setters(Thinking)
     (r_data,) = setters(RedactedThinking)
     tu_id, tu_name, tu_input, tu_raw = setters(ToolUse)
@@ -368,6 +406,16 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
             raise TypeError
         o = new(Text)
         t_text(o, t)
+        c = b.get("citations")
+        t_cites(o, tuple(c) if c else ())
+        return o
+
+    def server(b: dict[str, Any]) -> ServerBlock:
+        raw = b["raw_json"]
+        if type(raw) is not str:
+            raise TypeError
+        o = new(ServerBlock)
+        sb_raw(o, raw)
         return o
 
     def thinking(b: dict[str, Any]) -> Thinking:
@@ -417,6 +465,7 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
         "redacted_thinking": redacted,
         "tool_use": tool_use,
         "tool_result": tool_result,
+        "server": server,
     }
 
     def convert(d: dict[str, Any]) -> Message:

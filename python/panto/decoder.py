@@ -33,12 +33,21 @@ early raises ``TruncatedStream``; anything else raises ``DecodeError`` with
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ._ffi import ffi, lib
-from .conversation import Message, RedactedThinking, Text, Thinking, ToolUse, Usage
+from .conversation import (
+    Message,
+    RedactedThinking,
+    ServerBlock,
+    Text,
+    Thinking,
+    ToolUse,
+    Usage,
+)
 from .errors import DecodeError, PantoError, ProviderError, TruncatedStream
 from .events import (
     BlockComplete,
@@ -105,6 +114,7 @@ _EV_SSE = lib.PANTO_EV_SSE
 _BK_THINKING = lib.PANTO_BLOCK_THINKING
 _BK_REDACTED = lib.PANTO_BLOCK_REDACTED_THINKING
 _BK_TOOL_USE = lib.PANTO_BLOCK_TOOL_USE
+_BK_SERVER = lib.PANTO_BLOCK_SERVER
 
 
 def _str(s: Any, errors: str = "strict") -> str:
@@ -407,6 +417,10 @@ class StreamDecoder:
                 block = Thinking(text, _str(c.signature))
             elif bk == _BK_REDACTED:
                 block = RedactedThinking(text)
+            elif bk == _BK_SERVER:
+                block = ServerBlock(text)
+            elif c.citations.len:
+                block = Text(text, tuple(json.loads(_str(c.citations))))
             else:
                 block = Text(text)
             self._blocks.append((c.index, block))

@@ -28,7 +28,7 @@ __all__ = [
     "event_to_dict",
 ]
 
-BlockKind = Literal["text", "thinking", "redacted_thinking", "tool_use"]
+BlockKind = Literal["text", "thinking", "redacted_thinking", "tool_use", "server"]
 
 
 @dataclass(frozen=True, slots=True)

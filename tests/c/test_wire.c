@@ -136,6 +136,12 @@ static void render(sb *b, const panto_event *ev) {
             sb_add(b, " name=");
             sb_str(b, c->tool_name);
         }
+        if (c->citations.len) {
+            sb_add(b, " cites=");
+            sb_str(b, c->citations);
+        }
+        if (c->flags)
+            sb_printf(b, " flags=%u", c->flags);
         break;
     }
     case PANTO_EV_MESSAGE_COMPLETE:
@@ -385,6 +391,39 @@ static void test_openai_text(void) {
            "start id= model= in=0 cr=0 cw=0 out=0 rs=0\n"
            "complete other raw= in=0 cr=0 cw=0 out=0 rs=0\n"
            "DONE\n");
+}
+
+/* B3: delta.content as typed parts (Mistral); B2: unknown fields ignored
+ * once the body is an event stream. */
+static void test_openai_wild(void) {
+    EXPECT(PANTO_WIRE_OPENAI_CHAT,
+           ": OPENROUTER PROCESSING\n\n"
+           "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"thinking\","
+           "\"thinking\":[{\"type\":\"text\",\"text\":\"hm\"},{\"type\":\"image\"},{\"type\":\"text\",\"text\":\"m\"}]}]}}]}\n\n"
+           " data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"IGNORED\"}}]}\n\n"
+           "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[{\"type\":\"text\",\"text\":\"A\"},"
+           "{\"type\":\"reference\",\"reference_ids\":[1]},{\"type\":\"thinking\",\"thinking\":\"t\"}]}}]}\n\n"
+           "data: [DONE]\n\n",
+           "start id=x model= in=0 cr=0 cw=0 out=0 rs=0\n"
+           "bstart 0 thinking\n"
+           "delta 0 thinking [hm]\n"
+           "delta 0 thinking [m]\n"
+           "bdone 0 thinking [hmm]\n"
+           "bstart 1 text\n"
+           "delta 1 text [A]\n"
+           "bdone 1 text [A]\n"
+           "bstart 2 thinking\n"
+           "delta 2 thinking [t]\n"
+           "bdone 2 thinking [t]\n"
+           "complete other raw= in=0 cr=0 cw=0 out=0 rs=0\n"
+           "DONE\n");
+    EXPECT(PANTO_WIRE_OPENAI_CHAT,
+           "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[\"bare\"]}}]}\n\n",
+           "ERROR protocol: protocol violation: delta.content[] in event 1 is not an object\n");
+    /* before anything that looks like SSE, an unknown field is still an
+     * error: the body is not an event stream */
+    EXPECT(PANTO_WIRE_OPENAI_CHAT, " data: {}\n\n",
+           "ERROR bad_sse: line 1: not an SSE field: \" data: {}\"\n");
 }
 
 static void test_openai_reasoning(void) {
@@ -703,16 +742,21 @@ static void test_anthropic_thinking_tools(void) {
                "bdone 0 thinking [I should call a tool.] sig=EqQBCkgIAR==\n"
                "bstart 1 redacted_thinking\n"
                "bdone 1 redacted_thinking [EmwKAhgBEgy3va==]\n"
-               "bstart 2 tool_use\n"
-               "tool 2 id=toolu_01 name=get_weather\n"
-               "delta 2 tool_use [{\"loc]\n"
-               "delta 2 tool_use [ation\": \"S\\]\n"
-               "delta 2 tool_use [\"F\xe2\x82\xac]\n"
-               "delta 2 tool_use [\"}]\n"
-               "bdone 2 tool_use [{\"location\": \"S\\\"F\xe2\x82\xac\"}] id=toolu_01 name=get_weather\n"
-               "bstart 3 tool_use\n"
-               "tool 3 id=toolu_02 name=noargs\n"
-               "bdone 3 tool_use [{}] id=toolu_02 name=noargs\n"
+               /* server blocks: opaque, their JSON assembled (input streamed) */
+               "bstart 2 server\n"
+               "bdone 2 server [{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{\"query\":\"x\"}}]\n"
+               "bstart 3 server\n"
+               "bdone 3 server [{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"srvtoolu_1\",\"content\":[]}]\n"
+               "bstart 4 tool_use\n"
+               "tool 4 id=toolu_01 name=get_weather\n"
+               "delta 4 tool_use [{\"loc]\n"
+               "delta 4 tool_use [ation\": \"S\\]\n"
+               "delta 4 tool_use [\"F\xe2\x82\xac]\n"
+               "delta 4 tool_use [\"}]\n"
+               "bdone 4 tool_use [{\"location\": \"S\\\"F\xe2\x82\xac\"}] id=toolu_01 name=get_weather\n"
+               "bstart 5 tool_use\n"
+               "tool 5 id=toolu_02 name=noargs\n"
+               "bdone 5 tool_use [{}] id=toolu_02 name=noargs\n"
                "complete tool_use raw=tool_use in=30 cr=8 cw=3 out=99 rs=0\n"
                "DONE\n");
     EXPECT(PANTO_WIRE_ANTHROPIC_MESSAGES, b.p, want);
@@ -732,6 +776,64 @@ static void test_anthropic_thinking_tools(void) {
            "bdone 0 thinking [pre] sig=S1S2\n"
            "complete other raw= in=25 cr=7 cw=3 out=1 rs=0\n"
            "DONE\n");
+}
+
+/* Issue 15: blocks in message_start (B1), server blocks and citations. */
+static void test_anthropic_kept_blocks(void) {
+    /* B1: a tool call made by code execution arrives whole in message_start */
+    EXPECT(PANTO_WIRE_ANTHROPIC_MESSAGES,
+           "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"c\","
+           "\"content\":[{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"rollDie\",\"input\":{\"player\":\"p2\"},"
+           "\"caller\":{\"type\":\"code_execution_20250825\",\"tool_id\":\"srvtoolu_1\"}},"
+           "{\"type\":\"text\",\"text\":\"hi\"}],\"stop_reason\":\"tool_use\"}}\n\n"
+           AN_STOP,
+           "start id=m model=c in=0 cr=0 cw=0 out=0 rs=0\n"
+           "bstart 0 tool_use\n"
+           "tool 0 id=toolu_1 name=rollDie\n"
+           "delta 0 tool_use [{\"player\":\"p2\"}]\n"
+           "bdone 0 tool_use [{\"player\":\"p2\"}] id=toolu_1 name=rollDie\n"
+           "bstart 1 text\n"
+           "delta 1 text [hi]\n"
+           "bdone 1 text [hi]\n"
+           "complete tool_use raw=tool_use in=0 cr=0 cw=0 out=0 rs=0\n"
+           "DONE\n");
+    /* message_start content must be an array of objects */
+    EXPECT(PANTO_WIRE_ANTHROPIC_MESSAGES,
+           "data: {\"type\":\"message_start\",\"message\":{\"content\":{}}}\n\n",
+           "ERROR protocol: protocol violation: message_start message.content is not an array (event 1)\n");
+
+    /* citations on a text block; a server block without input; one whose
+     * input streams (the deltas replace "input", whitespace kept) */
+    sb b = {0};
+    sb_add(&b, AN_START);
+    an_block_start(&b, 0, "{\"type\":\"text\",\"text\":\"\",\"citations\":[{\"n\":0}]}");
+    an_delta(&b, 0, "text_delta", "text", "A");
+    sb_add(&b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+               "\"delta\":{\"type\":\"citations_delta\",\"citation\":{\"n\": 1}}}\n\n");
+    sb_add(&b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+               "\"delta\":{\"type\":\"citations_delta\",\"citation\":{\"n\":2}}}\n\n");
+    an_block_stop(&b, 0);
+    an_block_start(&b, 1, "{\"type\":\"mcp_tool_use\",\"id\":\"mcptoolu_1\",\"input\":{},\"server_name\":\"s\"}");
+    an_delta(&b, 1, "input_json_delta", "partial_json", "{\"a\": ");
+    an_delta(&b, 1, "input_json_delta", "partial_json", "1}");
+    an_block_stop(&b, 1);
+    an_block_start(&b, 2, "{\"type\":\"compaction\",\"content\":\"summary\"}");
+    an_block_stop(&b, 2);
+    sb_add(&b, AN_STOP);
+    char *want = cat(AN_START_LINE,
+           "bstart 0 text\n"
+           "delta 0 text [A]\n"
+           "bdone 0 text [A] cites=[{\"n\":0},{\"n\": 1},{\"n\":2}]\n"
+           "bstart 1 server\n"
+           "bdone 1 server [{\"type\":\"mcp_tool_use\",\"id\":\"mcptoolu_1\",\"input\":{\"a\": 1},\"server_name\":\"s\"}]\n"
+           "bstart 2 server\n"
+           "bdone 2 server [{\"type\":\"compaction\",\"content\":\"summary\"}]\n"
+           "complete other raw= in=25 cr=7 cw=3 out=1 rs=0\n"
+           "DONE\n");
+    EXPECT(PANTO_WIRE_ANTHROPIC_MESSAGES, b.p, want);
+    CHECK(splits_agree(PANTO_WIRE_ANTHROPIC_MESSAGES, b.p));
+    free(want);
+    free(b.p);
 }
 
 static void test_anthropic_stop_reasons(void) {
@@ -899,12 +1001,14 @@ static void test_garbage(void) {
 int main(void) {
     test_openai_text();
     test_openai_reasoning();
+    test_openai_wild();
     test_openai_tools();
     test_openai_finish_reasons();
     test_openai_errors();
     test_anthropic_text();
     test_anthropic_thinking_tools();
     test_anthropic_stop_reasons();
+    test_anthropic_kept_blocks();
     test_anthropic_errors();
     test_garbage();
     CHECK_EQ_INT(invariant_failures, 0);

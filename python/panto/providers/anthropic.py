@@ -10,8 +10,10 @@ Mapping from panto's model:
 - user text -> ``{"role": "user", "content": [{"type": "text", ...}]}``;
 - assistant -> content blocks in order: ``thinking`` (with its
   ``signature``; unsigned thinking from other providers is dropped),
-  ``redacted_thinking`` (``data``), ``text`` (empty ones dropped),
-  ``tool_use`` ``{id, name, input}``;
+  ``redacted_thinking`` (``data``), ``text`` (empty ones dropped; with
+  their ``citations``), ``tool_use`` ``{id, name, input}``, and server
+  blocks (``ServerBlock``: web search/fetch, code execution, MCP ...) as
+  the JSON object they arrived as;
 - tool results -> a user message of ``tool_result`` blocks
   ``{tool_use_id, content, is_error}``; images ``{"type": "image", "source":
   {"type": "base64", media_type, data}}``; consecutive user-side messages are
@@ -29,6 +31,7 @@ from ..conversation import (
     Image,
     Message,
     RedactedThinking,
+    ServerBlock,
     Text,
     Thinking,
     ToolResultBlock,
@@ -56,8 +59,12 @@ def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     for b in m.content:
         if isinstance(b, Text):
-            if b.text:
+            if b.text and b.citations:
+                blocks.append({"type": "text", "text": b.text, "citations": list(b.citations)})
+            elif b.text:
                 blocks.append({"type": "text", "text": b.text})
+        elif isinstance(b, ServerBlock):  # server tool calls/results: back unchanged
+            blocks.append(b.value())
         elif isinstance(b, Thinking):
             if b.signature:
                 blocks.append({"type": "thinking", "thinking": b.text, "signature": b.signature})

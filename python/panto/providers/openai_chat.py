@@ -13,7 +13,10 @@ Mapping from panto's model:
 - assistant -> ``{"role": "assistant", "content": text or null,
   "tool_calls": [{id, type: "function", function: {name, arguments}}]}``
   where ``arguments`` is the JSON-encoded input.  Thinking blocks are not
-  sent back (OpenAI-compatible servers neither need nor accept them);
+  sent back (OpenAI-compatible servers neither need nor accept them), nor
+  are Anthropic's server blocks (``ServerBlock``: web search calls and
+  results, ...) or text citations: the wire has no place for them, so a
+  conversation moved here keeps only their text;
 - tool results -> one ``{"role": "tool", "tool_call_id", "content"}`` per
   result; an error result's content is prefixed with ``Error: `` (the wire
   has no error flag);
