@@ -222,7 +222,7 @@ static void on_event(run_state *r, const panto_event *ev) {
         buf_u64(t, (uint64_t)e->block_kind);
         if (e->index != r->n_blocks)
             FAIL("BLOCK_START index %u, expected %u", e->index, r->n_blocks);
-        if (e->block_kind < PANTO_BLOCK_TEXT || e->block_kind > PANTO_BLOCK_TOOL_USE)
+        if (e->block_kind < PANTO_BLOCK_TEXT || e->block_kind > PANTO_BLOCK_SERVER)
             FAIL("BLOCK_START with block kind %d", (int)e->block_kind);
         if (e->index < MAX_BLOCKS) {
             r->kind[e->index] = (uint8_t)e->block_kind;
@@ -274,7 +274,10 @@ static void on_event(run_state *r, const panto_event *ev) {
         buf_str(t, e->signature);
         buf_str(t, e->tool_id);
         buf_str(t, e->tool_name);
+        buf_str(t, e->citations);
+        buf_u64(t, e->flags);
         check_str(e->text, "block_complete.text");
+        check_str(e->citations, "block_complete.citations");
         check_str(e->signature, "block_complete.signature");
         check_str(e->tool_id, "block_complete.tool_id");
         check_str(e->tool_name, "block_complete.tool_name");
@@ -288,14 +291,16 @@ static void on_event(run_state *r, const panto_event *ev) {
                      (int)r->kind[e->index]);
             r->state[e->index] = 2;
             const fz_buf *d = &r->text[e->index];
-            if (r->saw_delta[e->index] &&
+            /* A server block's text is its whole JSON object, not the
+             * deltas of its input joined. */
+            if (r->saw_delta[e->index] && e->block_kind != PANTO_BLOCK_SERVER &&
                 (d->len != e->text.len || (d->len && memcmp(d->p, e->text.ptr, d->len) != 0)))
                 FAIL("BLOCK_COMPLETE %u: text (%zu bytes) is not its deltas joined (%zu bytes)",
                      e->index, e->text.len, d->len);
-            if (e->block_kind == PANTO_BLOCK_TOOL_USE && !r->saw_delta[e->index] &&
-                !(e->text.len == 2 && memcmp(e->text.ptr, "{}", 2) == 0))
-                FAIL("BLOCK_COMPLETE %u: a tool_use without deltas has input \"%.*s\", not {}",
-                     e->index, (int)e->text.len, e->text.ptr);
+            if (e->block_kind == PANTO_BLOCK_TOOL_USE && e->text.len == 0)
+                FAIL("BLOCK_COMPLETE %u: a tool_use with empty input (not even {})", e->index);
+            if (e->block_kind != PANTO_BLOCK_TEXT && e->citations.len)
+                FAIL("BLOCK_COMPLETE %u: citations on a non-text block", e->index);
             if (e->block_kind != PANTO_BLOCK_TOOL_USE && (e->tool_id.len || e->tool_name.len))
                 FAIL("BLOCK_COMPLETE %u: tool id/name on a non-tool block", e->index);
             if (e->block_kind != PANTO_BLOCK_THINKING && e->signature.len)
