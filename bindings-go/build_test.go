@@ -230,7 +230,7 @@ func main() {
 	run("build", "-o", "consumer", ".")
 	// The build used the extracted zip, not this directory.
 	extracted := filepath.Join(tmp, "modcache", modulePath+"@"+version)
-	if _, err := os.Stat(filepath.Join(extracted, "core_stream.c")); err != nil {
+	if _, err := os.Stat(filepath.Join(extracted, "panto_core.c")); err != nil {
 		t.Fatalf("module cache lacks the C core copy: %v", err)
 	}
 	out, err := exec.Command(filepath.Join(consumer, "consumer")).CombinedOutput()
