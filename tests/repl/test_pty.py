@@ -239,3 +239,24 @@ def test_a_full_disk_while_saving_the_prompt_loses_nothing(
     assert texts == ["first", "second"]
     json.loads(path.read_text().splitlines()[-1])
     assert os.path.getsize(path) > len(saved)
+
+
+def test_the_terminal_going_away_during_a_tool_exits_129_and_keeps_the_session(
+    env: Env, term: Callable[..., Pty]
+) -> None:
+    """A real hang-up: the pty's master side closes, the kernel sends SIGHUP
+    and every later write to the terminal fails (EIO)."""
+    t = term("--model", "mock/anthropic")
+    t.prompt()
+    t.line('call bash {"command": "sleep 30"}')
+    t.expect("waiting for tool bash")
+    proc = t.child.ptyproc
+    proc.fileobj.close()  # the terminal window closes
+    deadline = time.monotonic() + 20
+    while proc.isalive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not proc.isalive()
+    assert proc.exitstatus == 129, (proc.exitstatus, proc.signalstatus)
+    [path] = env.sessions()
+    msgs = [m for m in env.session_messages(path) if m["role"] != "system"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]

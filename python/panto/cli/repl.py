@@ -18,6 +18,7 @@ in the input line to edit or resend (nothing is resent by itself).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -478,9 +479,11 @@ class Interactive:
         except KeyboardInterrupt as e:
             stream.close()
             r.stop_status()
-            r.newline()
-            if isinstance(e, Terminated):
+            if isinstance(e, Terminated):  # the terminal may be gone (SIGHUP)
+                with contextlib.suppress(OSError, ValueError):
+                    r.newline()
                 raise
+            r.newline()
             print(self._dim("[cancelled]"))
             self._retract(text)
             return
