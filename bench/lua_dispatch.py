@@ -91,7 +91,8 @@ def bench_fresh(n: int) -> float:
             self.tools = {}
             self.commands = {}
             self.hooks = {e: [] for e in rmod.HOOK_EVENTS}
-            self._processes = set()
+            self.processes = set()
+            self.prompts = []
             self._batches = set()
             self._http = None
             self._closed = False

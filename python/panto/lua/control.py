@@ -20,15 +20,32 @@ call) cannot be interrupted until it returns to Lua.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import time
+from typing import Any
 
 from ..errors import ExtensionError
 
-__all__ = ["Control", "LuaInterrupted", "current_control", "HOOK_COUNT"]
+__all__ = [
+    "HOOK_COUNT",
+    "Control",
+    "LuaInterrupted",
+    "LuaScriptError",
+    "call_tasks",
+    "current_control",
+    "current_entry",
+    "evaluating",
+    "reset_control",
+    "set_control",
+]
 
 #: Lua instructions between two checks (~0.1-1 ms of Lua).
 HOOK_COUNT = 10000
+
+
+class LuaScriptError(ExtensionError):
+    """Lua code failed; ``str()`` is the message plus a Lua traceback."""
 
 
 class LuaInterrupted(ExtensionError):
@@ -97,3 +114,18 @@ def set_control(c: Control | None) -> contextvars.Token[Control | None]:
 
 def reset_control(token: contextvars.Token[Control | None]) -> None:
     _control.reset(token)
+
+
+# per-task context besides the control: which entry is running (activating,
+# or whose tool, hook or command this is), which source is being evaluated
+# (registering is then an error), and the tasks a tool call spawned (they
+# are cancelled when it ends)
+current_entry: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "panto_lua_entry", default=None
+)
+evaluating: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "panto_lua_evaluating", default=None
+)
+call_tasks: contextvars.ContextVar[set[asyncio.Task[Any]] | None] = contextvars.ContextVar(
+    "panto_lua_call_tasks", default=None
+)

@@ -18,13 +18,10 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
-import contextvars
-import functools
 import json
 import logging
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,16 +32,21 @@ from ..errors import ExtensionError, ToolError
 from ..hooks import HOOK_EVENTS
 from ..paths import LUA_VERSION, panto_home, rocks_tree
 from ..tools import TOOL_NAME_RE, ToolCall, ToolDecl, ToolOutput
-from . import batteries, procs
+from . import procs
 from .batteries import Multi, Op
 from .control import (
-    HOOK_COUNT,
     Control,
     LuaInterrupted,
+    LuaScriptError,
+    call_tasks,
     current_control,
+    current_entry,
+    evaluating,
     reset_control,
     set_control,
 )
+from .convert import Converter, describe, text
+from .host import make_host
 
 __all__ = [
     "LuaRuntime",
@@ -64,23 +66,6 @@ log = logging.getLogger("panto.lua")
 T = TypeVar("T")
 
 _PKG_DIR = Path(__file__).resolve().parent
-
-# per-task context: which entry is activating, which source is evaluating,
-# and the tasks / processes a tool call started (cleaned up when it ends)
-_current_entry: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "panto_lua_entry", default=None
-)
-_evaluating: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "panto_lua_evaluating", default=None
-)
-_call_tasks: contextvars.ContextVar[set[asyncio.Task[Any]] | None] = contextvars.ContextVar(
-    "panto_lua_call_tasks", default=None
-)
-
-
-class LuaScriptError(ExtensionError):
-    """Lua code failed; ``str()`` is the message plus a Lua traceback."""
-
 
 _promoted = False
 
@@ -102,23 +87,6 @@ def _promote_lupa_symbols() -> None:
     except OSError as e:  # pragma: no cover - platform specific
         log.warning("could not promote lupa's Lua symbols (C modules will not load): %s", e)
     _promoted = True
-
-
-def _describe(e: BaseException) -> str:
-    if isinstance(e, OSError) and e.strerror:
-        target = f": {e.filename}" if e.filename else ""
-        return f"{e.strerror}{target}"
-    name = type(e).__name__
-    text = str(e)
-    return f"{name}: {text}" if text else name
-
-
-def _text(v: Any) -> str:
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if v is None:
-        return ""
-    return str(v)
 
 
 @dataclass
@@ -174,7 +142,7 @@ class LuaRuntime:
         self.hooks: dict[str, list[_Hook]] = {e: [] for e in HOOK_EVENTS}
         #: ``panto.ext.system_prompt`` parts: (entry, text) or (entry, Lua function)
         self.prompts: list[tuple[str | None, Any]] = []
-        self._processes: set[procs.Process] = set()
+        self.processes: set[procs.Process] = set()
         self._batches: set[_Batch] = set()
         self._http: Any = None
         self._closed = False
@@ -238,6 +206,10 @@ class LuaRuntime:
     def loop(self) -> asyncio.AbstractEventLoop:
         assert self._loop is not None
         return self._loop
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def on_loop_thread(self) -> bool:
         return threading.current_thread() is self._thread
@@ -316,7 +288,7 @@ class LuaRuntime:
             t.cancel()
         if others:
             await asyncio.wait(others, timeout=3.0)
-        running = list(self._processes)
+        running = list(self.processes)
         if running:
             await asyncio.gather(*(p.kill(0.2) for p in running), return_exceptions=True)
         if self._http is not None:
@@ -348,18 +320,13 @@ class LuaRuntime:
         g = lua.globals()
         g.python = None
         lua.execute(b"package.loaded.python = nil")
-        host = self._make_host()
+        host = make_host(self)
         prelude = (_PKG_DIR / "prelude.lua").read_bytes()
         loader = lua.eval(b"function(src, name) return assert(load(src, name, 't')) end")
         self.rt = loader(prelude, b"@" + str(_PKG_DIR / "prelude.lua").encode())(host)
         self._null = self.rt.null
         self._objects = self.rt.objects
-        self._lua_type = lupa54.lua_type
-        self._mark_array = self.rt.mark_array
-        self._mark_object = self.rt.mark_object
-        self._kind = self.rt.kind
-        self._table_from = lua.table_from
-        self._new_table = lua.table
+        self.converter = Converter(self.rt, lua.table_from, lupa54.lua_type)
         tree = rocks_tree()
         self._lua_paths = [
             f"{tree}/share/lua/5.4/?.lua",
@@ -392,11 +359,11 @@ class LuaRuntime:
 
     @property
     def package_path(self) -> str:
-        return self.call(lambda: _text(self.lua.globals().package.path))
+        return self.call(lambda: text(self.lua.globals().package.path))
 
     @property
     def package_cpath(self) -> str:
-        return self.call(lambda: _text(self.lua.globals().package.cpath))
+        return self.call(lambda: text(self.lua.globals().package.cpath))
 
     def set_config(self, config: Mapping[str, Any]) -> None:
         """Replace the read-only ``panto.config`` view."""
@@ -407,47 +374,10 @@ class LuaRuntime:
     # conversion (loop thread only)
 
     def to_lua(self, v: Any, *, drop_null: bool = False) -> Any:
-        if isinstance(v, str):
-            return v.encode("utf-8", "surrogateescape")
-        if v is None:
-            return self._null
-        if isinstance(v, (bool, int, float, bytes)):
-            return v
-        if isinstance(v, Mapping):
-            d = {}
-            for k, x in v.items():
-                if x is None and drop_null:
-                    continue
-                key = k.encode("utf-8", "surrogateescape") if isinstance(k, str) else k
-                d[key] = self.to_lua(x, drop_null=drop_null)
-            return self._mark_object(self._table_from(d))
-        if isinstance(v, (list, tuple)):
-            t = self._table_from([self.to_lua(x, drop_null=drop_null) for x in v])
-            return self._mark_array(t)
-        if self._lua_type(v) is not None:
-            return v
-        return v
+        return self.converter.to_lua(v, drop_null=drop_null)
 
-    def from_lua(self, v: Any, _depth: int = 0) -> Any:
-        if isinstance(v, bytes):
-            return v.decode("utf-8", "replace")
-        lt = self._lua_type(v)
-        if lt is None:
-            return v
-        if lt != "table":
-            return v  # functions, threads, userdata stay Lua objects
-        if _depth > 200:
-            raise ToolError("Lua table nested too deeply")
-        kind = self._kind(v)
-        if kind == b"null":
-            return None
-        if kind == b"array":
-            return [self.from_lua(v[i], _depth + 1) for i in range(1, len(v) + 1)]
-        out: dict[str, Any] = {}
-        for k, x in v.items():
-            key = k.decode("utf-8", "replace") if isinstance(k, bytes) else str(k)
-            out[key] = self.from_lua(x, _depth + 1)
-        return out
+    def from_lua(self, v: Any) -> Any:
+        return self.converter.from_lua(v)
 
     # ------------------------------------------------------------------
     # the driver
@@ -469,7 +399,7 @@ class LuaRuntime:
                     except asyncio.CancelledError:
                         raise
                     except Exception as e:  # noqa: BLE001 - becomes a Lua error
-                        res = self._resume(co, ctl, (False, _describe(e).encode()))
+                        res = self._resume(co, ctl, (False, describe(e).encode()))
                         continue
                     if isinstance(value, Multi):
                         res = self._resume(co, ctl, (True, *value))
@@ -512,17 +442,17 @@ class LuaRuntime:
         stop = ctl.check()
         return None if stop is None else str(stop).encode()
 
-    def _convert_results(self, res: Any) -> tuple[bool, Any]:
+    def convert_results(self, res: Any) -> tuple[bool, Any]:
         if not isinstance(res, tuple):
             res = (res,)
         if not res[0]:
-            return False, _text(res[1] if len(res) > 1 else b"error")
+            return False, text(res[1] if len(res) > 1 else b"error")
         return True, [self.from_lua(r) for r in res[1:]]
 
     async def run_lua(self, fn: Any, *args: Any) -> list[Any]:
         """``drive(rt.run, fn, *args)``: raises LuaScriptError on a Lua error,
         returns the Lua results converted to Python values."""
-        ok, val = await self.drive(self.rt.run, fn, *args, convert=self._convert_results)
+        ok, val = await self.drive(self.rt.run, fn, *args, convert=self.convert_results)
         if not ok:
             raise LuaScriptError(val)
         return val  # type: ignore[no-any-return]
@@ -536,7 +466,7 @@ class LuaRuntime:
         else:
             fn, err = res, None
         if fn is None:
-            raise LuaScriptError(_text(err))
+            raise LuaScriptError(text(err))
         return fn
 
     async def execute_async(
@@ -554,287 +484,40 @@ class LuaRuntime:
         res = self.execute("return " + expr)
         return res[0] if res else None
 
-    # ------------------------------------------------------------------
-    # the host table (Python functions the prelude builds on)
-
-    def _make_host(self) -> Any:
-        # The Lua state keeps these closures alive; they must not keep the
-        # runtime alive in turn (a lupa runtime collected inside a reference
-        # cycle can crash the GC), so they see it through a weak proxy.
-        self = weakref.proxy(self)  # noqa: PLW0642
-
-        def sync(fn: Callable[..., Any]) -> Callable[..., Any]:
-            def wrapper(*args: Any) -> Any:
-                try:
-                    return (True, fn(*args))
-                except Exception as e:  # noqa: BLE001 - becomes a Lua error
-                    return (False, _describe(e).encode())
-
-            return wrapper
-
-        def op(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Op]:
-            # arguments are converted now, while their coroutine runs
-            def wrapper(*args: Any) -> Op:
-                py = [self.from_lua(a) for a in args]
-                return Op(lambda: fn(*py))
-
-            return wrapper
-
-        def s(v: Any) -> str:
-            return _text(v)
-
-        def fs_read(path: bytes, opts: Any = None) -> bytes:
-            o = self.from_lua(opts) if opts is not None else {}
-            with open(s(path), "rb") as f:
-                if o.get("offset"):
-                    f.seek(int(o["offset"]))
-                limit = o.get("limit")
-                return f.read(int(limit)) if limit is not None else f.read()
-
-        def fs_write(path: bytes, data: bytes, opts: Any = None) -> int:
-            o = self.from_lua(opts) if opts is not None else {}
-            if isinstance(data, str):
-                data = data.encode()
-            mode = o.get("mode")
-            return batteries.fs_write_atomic(
-                s(path),
-                data,
-                mkdir=o.get("mkdir", True),
-                atomic=o.get("atomic", True),
-                mode=int(mode) if mode is not None else None,
-            )
-
-        def fs_stat(path: bytes) -> Any:
-            import stat as st
-
-            try:
-                r = os.stat(s(path))
-            except FileNotFoundError:
-                return None
-            except NotADirectoryError:
-                return None
-            kind = (
-                "directory"
-                if st.S_ISDIR(r.st_mode)
-                else "file"
-                if st.S_ISREG(r.st_mode)
-                else "symlink"
-                if st.S_ISLNK(r.st_mode)
-                else "other"
-            )
-            return self.to_lua(
-                {
-                    "type": kind,
-                    "size": r.st_size,
-                    "mode": st.S_IMODE(r.st_mode),
-                    "mtime": r.st_mtime,
-                    "path": os.path.abspath(s(path)),
-                }
-            )
-
-        def fs_list(path: bytes) -> Any:
-            return self.to_lua(sorted(os.listdir(s(path))))
-
-        def fs_mkdir(path: bytes, opts: Any = None) -> bool:
-            o = self.from_lua(opts) if opts is not None else {}
-            if o.get("parents", True):
-                os.makedirs(s(path), exist_ok=True)
-            else:
-                os.mkdir(s(path))
-            return True
-
-        def fs_remove(path: bytes, opts: Any = None) -> bool:
-            import shutil
-
-            o = self.from_lua(opts) if opts is not None else {}
-            p = s(path)
-            if os.path.isdir(p) and not os.path.islink(p):
-                if o.get("recursive"):
-                    shutil.rmtree(p)
-                else:
-                    os.rmdir(p)
-            else:
-                os.unlink(p)
-            return True
-
-        def fs_glob(pattern: bytes, opts: Any = None) -> Any:
-            o = self.from_lua(opts) if opts is not None else {}
-            return self.to_lua(batteries.fs_glob(s(pattern), o.get("cwd"), bool(o.get("hidden"))))
-
-        def json_decode(text: bytes) -> Any:
-            return self.to_lua(json.loads(text))
-
-        async def sleep(ms: Any = 0) -> None:
-            await asyncio.sleep(max(0.0, float(ms or 0)) / 1000.0)
-
-        async def spawn(o: Any = None) -> Any:
-            if not isinstance(o, dict):
-                raise ToolError("panto.process.spawn expects a table {cmd, args | shell, ...}")
-            if o.get("shell") is not None:
-                argv = ["/bin/sh", "-c", str(o["shell"])]
-            elif o.get("cmd"):
-                args = o.get("args") or []
-                if not isinstance(args, list):
-                    raise ToolError("panto.process.spawn: 'args' must be a list")
-                argv = [str(o["cmd"]), *(str(a) for a in args)]
-            else:
-                raise ToolError("panto.process.spawn needs 'cmd' (with 'args') or 'shell'")
-            env = o.get("env")
-            stdin = o.get("stdin")
-            timeout = o.get("timeout")
-            limit = o.get("output_limit")
-            result = await procs.spawn_process(
-                argv,
-                cwd=o.get("cwd"),
-                env={str(k): str(v) for k, v in env.items()} if env else None,
-                stdin=stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else None,
-                timeout=float(timeout) if timeout is not None else None,
-                merge_stderr=bool(o.get("merge_stderr")),
-                output_limit=int(limit) if limit is not None else None,
-                grace=float(o.get("kill_grace", procs.KILL_GRACE)),
-                registry=self._processes,
-            )
-            return self.to_lua(result, drop_null=True)
-
-        async def http_request(o: Any = None) -> Any:
-            if not isinstance(o, dict) or not o.get("url"):
-                raise ToolError("panto.http.request expects a table with 'url'")
-            client = await self._http_client()
-            body = o.get("body")
-            kwargs: dict[str, Any] = {}
-            if o.get("json") is not None:
-                kwargs["json"] = o["json"]
-            elif body is not None:
-                kwargs["content"] = (
-                    body.encode("utf-8", "surrogateescape") if isinstance(body, str) else body
-                )
-            timeout = o.get("timeout", 30.0)
-            resp = await client.request(
-                str(o.get("method", "GET")).upper(),
-                str(o["url"]),
-                headers=o.get("headers") or None,
-                timeout=float(timeout) if timeout is not None else None,
-                follow_redirects=bool(o.get("follow_redirects", True)),
-                **kwargs,
-            )
-            return self.to_lua(
-                {
-                    "status": resp.status_code,
-                    "headers": {k.lower(): v for k, v in resp.headers.items()},
-                    "body": resp.content,
-                    "url": str(resp.url),
-                }
-            )
-
-        def future() -> Op:
-            fut: asyncio.Future[Any] = self.loop.create_future()
-            o = Op(lambda: fut)
-            o.future = fut
-            return o
-
-        def resolve(o: Op) -> None:
-            fut = o.future
-            if not fut.done():
-                fut.set_result(None)
-
-        def task_spawn(fid: int) -> Any:
-            fn = self._objects[fid]
-            self._objects[fid] = None
-            task = self.loop.create_task(self.drive(self.rt.run, fn, convert=self._convert_results))
-            tasks = _call_tasks.get()
-            if tasks is not None:
-                tasks.add(task)
-            return task
-
-        def task_wait(task: asyncio.Task[Any]) -> Op:
-            async def _w() -> None:
-                ok, val = await asyncio.shield(task)
-                if not ok:
-                    raise LuaScriptError(val)
-
-            return Op(_w)
-
-        def task_cancel(task: asyncio.Task[Any]) -> None:
-            task.cancel()
-
-        def log_(level: bytes, msg: bytes) -> None:
-            entry = _current_entry.get()
-            name = f"panto.lua.{entry}" if entry else "panto.lua"
-            logging.getLogger(name).log(logging.getLevelName(s(level).upper()), "%s", s(msg))
-
-        def evaluating() -> Any:
-            ev = _evaluating.get()
-            return ev.encode() if ev else None
-
-        def register_tool(name: Any, desc: Any, schema: bytes, hid: int, timeout: Any) -> Any:
-            try:
-                self._register_tool(
-                    s(name), s(desc), json.loads(schema), self._objects[hid], timeout
-                )
-            except (ToolError, ValueError) as e:
-                return (False, str(e).encode())
-            return (True,)
-
-        def register_command(name: Any, desc: Any, hid: int) -> Any:
-            n = s(name).lstrip("/")
-            if not n or any(c.isspace() for c in n):
-                return (False, f"invalid command name {n!r}".encode())
-            self.commands[n] = LuaCommand(n, s(desc), self._objects[hid], _current_entry.get())
-            return (True,)
-
-        def register_prompt(text: Any, fid: Any) -> None:
-            part = s(text) if text is not None else self._objects[fid]
-            self.prompts.append((_current_entry.get(), part))
-
-        def register_hook(event: bytes, hid: int) -> None:
-            self.hooks[s(event)].append(_Hook(self._objects[hid], _current_entry.get()))
-
-        funcs: dict[bytes, Any] = {
-            b"fs_read": sync(fs_read),
-            b"fs_write": sync(fs_write),
-            b"fs_stat": sync(fs_stat),
-            b"fs_list": sync(fs_list),
-            b"fs_mkdir": sync(fs_mkdir),
-            b"fs_remove": sync(fs_remove),
-            b"fs_glob": sync(fs_glob),
-            b"json_decode": sync(json_decode),
-            b"sleep": op(sleep),
-            b"now": time.time,
-            b"monotonic": time.monotonic,
-            b"spawn": op(spawn),
-            b"http_request": op(http_request),
-            b"future": future,
-            b"resolve": resolve,
-            b"task_spawn": task_spawn,
-            b"task_wait": task_wait,
-            b"task_cancel": task_cancel,
-            b"log": log_,
-            b"evaluating": evaluating,
-            b"register_tool": register_tool,
-            b"register_command": register_command,
-            b"register_hook": register_hook,
-            b"register_prompt": register_prompt,
-            b"version": _version().encode(),
-            b"poll": self.poll,
-            b"hook_count": HOOK_COUNT,
-        }
-        return self.lua.table_from(funcs)
-
-    async def _http_client(self) -> Any:
+    async def http_client(self) -> Any:
         if self._http is None:
             import httpx  # heavy: imported on first use
 
             self._http = httpx.AsyncClient()
         return self._http
 
-    def _register_tool(
+    # ------------------------------------------------------------------
+    # registration (the host table calls these while an entry activates)
+
+    @property
+    def objects(self) -> Any:
+        """The prelude's anchor table: Lua values Python refers to by id."""
+        return self._objects
+
+    def register_command(self, name: str, description: str, handler: Any) -> None:
+        self.commands[name] = LuaCommand(name, description, handler, current_entry.get())
+
+    def register_hook(self, event: str, fn: Any) -> None:
+        self.hooks[event].append(_Hook(fn, current_entry.get()))
+
+    def register_prompt(self, part: Any) -> None:
+        self.prompts.append((current_entry.get(), part))
+
+    def register_tool(
         self, name: str, description: str, schema: Any, handler: Any, timeout: Any
     ) -> None:
+        """Register a Lua tool for the entry activating now; a name another
+        entry already registered is an error (ToolError) naming both."""
         if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
             raise ToolError(f"invalid tool name {name!r}: must match {TOOL_NAME_RE.pattern}")
         if not isinstance(schema, dict):
             raise ToolError(f"tool {name}: schema must be a JSON object")
-        entry = _current_entry.get()
+        entry = current_entry.get()
         prev = self.tools.get(name)
         if prev is not None and prev.entry != entry:
             # never a silent replacement: replacing a tool is done by
@@ -862,7 +545,7 @@ class LuaRuntime:
         if timeout is None:
             timeout = tool.decl.timeout
         tasks: set[asyncio.Task[Any]] = set()
-        token = _call_tasks.set(tasks)
+        token = call_tasks.set(tasks)
         what = f"tool {call.name} ({tool.entry or '?'})"
         ctl_token = set_control(Control(what, timeout=timeout, parent=current_control()))
         try:
@@ -884,12 +567,12 @@ class LuaRuntime:
                 log.warning("%s", e)
                 return ToolOutput(f"{e} (its Lua code was interrupted; cancelled)", True)
             except Exception as e:  # noqa: BLE001 - a failing tool is an is_error result
-                return ToolOutput(f"tool {call.name} failed: {_describe(e)}", True)
+                return ToolOutput(f"tool {call.name} failed: {describe(e)}", True)
             content, is_error = res
-            return ToolOutput(_text(content), bool(is_error))
+            return ToolOutput(text(content), bool(is_error))
         finally:
             reset_control(ctl_token)
-            _call_tasks.reset(token)
+            call_tasks.reset(token)
             for t in tasks:
                 if not t.done():
                     t.cancel()
@@ -917,7 +600,7 @@ class LuaRuntime:
             if isinstance(r, asyncio.CancelledError):
                 out.append(ToolOutput("cancelled", True))
             elif isinstance(r, BaseException):
-                out.append(ToolOutput(f"internal error: {_describe(r)}", True))
+                out.append(ToolOutput(f"internal error: {describe(r)}", True))
             else:
                 out.append(r)
         return out
@@ -985,13 +668,13 @@ class LuaRuntime:
         """``run_lua(fn, *args)`` on behalf of extension entry ``entry``,
         under a control named ``what`` with ``timeout`` (Lua code that never
         yields included)."""
-        token = _current_entry.set(entry)
+        token = current_entry.set(entry)
         ctl_token = set_control(Control(what, timeout=timeout, parent=current_control()))
         try:
             return await self.run_lua(fn, *args)
         finally:
             reset_control(ctl_token)
-            _current_entry.reset(token)
+            current_entry.reset(token)
 
     async def run_hook(
         self, hook: Any, event: str, payload: Mapping[str, Any], *, timeout: float | None = None
@@ -1088,7 +771,7 @@ class LuaRuntime:
         try:
             src = Path(p).read_bytes()
         except OSError as e:
-            raise ExtensionError(f"{p}: {_describe(e)}") from e
+            raise ExtensionError(f"{p}: {describe(e)}") from e
         return await self._eval(self.load(src, "@" + p), p)
 
     async def eval_module_async(self, module: str, origin: str) -> list[tuple[str, Any]]:
@@ -1098,7 +781,7 @@ class LuaRuntime:
         return await self._eval(fn, origin)
 
     async def _eval(self, fn: Any, origin: str) -> list[tuple[str, Any]]:
-        token = _evaluating.set(origin)
+        token = evaluating.set(origin)
         ctl_token = set_control(
             Control(
                 f"extension source {origin}", timeout=self.load_timeout, parent=current_control()
@@ -1110,7 +793,7 @@ class LuaRuntime:
             res = await self.run_lua(self.rt.eval_entries, fn, origin.encode())
         finally:
             reset_control(ctl_token)
-            _evaluating.reset(token)
+            evaluating.reset(token)
         return [(e["name"], e["id"]) for e in res[0]]
 
     async def activate_async(
@@ -1163,16 +846,6 @@ async def _under(ctl: Control, coro: Coroutine[Any, Any, T]) -> T:
         reset_control(token)
 
 
-@functools.lru_cache(maxsize=1)
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("panto")
-    except Exception:  # noqa: BLE001
-        return "0.0.0"
-
-
 # ----------------------------------------------------------------------
 # the process-wide runtime
 
@@ -1185,7 +858,7 @@ def get_runtime(**kwargs: Any) -> LuaRuntime:
     """The one runtime of this process (created on first use)."""
     global _global
     with _global_lock:
-        if _global is None or _global._closed:
+        if _global is None or _global.closed:
             _global = LuaRuntime(**kwargs)
             _all.add(_global)
         return _global

@@ -1,0 +1,307 @@
+"""The host table: the Python functions panto's Lua prelude builds the
+``panto`` batteries and the extension API on.
+
+``make_host(runtime)`` is called once per Lua state, on the runtime's loop
+thread; every function runs there.  The functions see the runtime through a
+weak proxy and only through its public methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import logging
+import os
+import time
+import weakref
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from ..errors import ToolError
+from . import batteries, procs
+from .batteries import Op
+from .control import (
+    HOOK_COUNT,
+    LuaScriptError,
+    call_tasks,
+    current_entry,
+)
+from .control import (
+    evaluating as evaluating_var,
+)
+from .convert import describe, text
+
+__all__ = ["make_host"]
+
+
+def make_host(runtime: Any) -> Any:
+    """The host table for ``runtime`` (a :class:`panto.lua.runtime.LuaRuntime`)."""
+    # The Lua state keeps these closures alive; they must not keep the
+    # runtime alive in turn (a lupa runtime collected inside a reference
+    # cycle can crash the GC), so they see it through a weak proxy.
+    rt = weakref.proxy(runtime)
+
+    def sync(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            try:
+                return (True, fn(*args))
+            except Exception as e:  # noqa: BLE001 - becomes a Lua error
+                return (False, describe(e).encode())
+
+        return wrapper
+
+    def op(fn: Callable[..., Coroutine[Any, Any, Any]]) -> Callable[..., Op]:
+        # arguments are converted now, while their coroutine runs
+        def wrapper(*args: Any) -> Op:
+            py = [rt.from_lua(a) for a in args]
+            return Op(lambda: fn(*py))
+
+        return wrapper
+
+    def s(v: Any) -> str:
+        return text(v)
+
+    def fs_read(path: bytes, opts: Any = None) -> bytes:
+        o = rt.from_lua(opts) if opts is not None else {}
+        with open(s(path), "rb") as f:
+            if o.get("offset"):
+                f.seek(int(o["offset"]))
+            limit = o.get("limit")
+            return f.read(int(limit)) if limit is not None else f.read()
+
+    def fs_write(path: bytes, data: bytes, opts: Any = None) -> int:
+        o = rt.from_lua(opts) if opts is not None else {}
+        if isinstance(data, str):
+            data = data.encode()
+        mode = o.get("mode")
+        return batteries.fs_write_atomic(
+            s(path),
+            data,
+            mkdir=o.get("mkdir", True),
+            atomic=o.get("atomic", True),
+            mode=int(mode) if mode is not None else None,
+        )
+
+    def fs_stat(path: bytes) -> Any:
+        import stat as st
+
+        try:
+            r = os.stat(s(path))
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            return None
+        kind = (
+            "directory"
+            if st.S_ISDIR(r.st_mode)
+            else "file"
+            if st.S_ISREG(r.st_mode)
+            else "symlink"
+            if st.S_ISLNK(r.st_mode)
+            else "other"
+        )
+        return rt.to_lua(
+            {
+                "type": kind,
+                "size": r.st_size,
+                "mode": st.S_IMODE(r.st_mode),
+                "mtime": r.st_mtime,
+                "path": os.path.abspath(s(path)),
+            }
+        )
+
+    def fs_list(path: bytes) -> Any:
+        return rt.to_lua(sorted(os.listdir(s(path))))
+
+    def fs_mkdir(path: bytes, opts: Any = None) -> bool:
+        o = rt.from_lua(opts) if opts is not None else {}
+        if o.get("parents", True):
+            os.makedirs(s(path), exist_ok=True)
+        else:
+            os.mkdir(s(path))
+        return True
+
+    def fs_remove(path: bytes, opts: Any = None) -> bool:
+        import shutil
+
+        o = rt.from_lua(opts) if opts is not None else {}
+        p = s(path)
+        if os.path.isdir(p) and not os.path.islink(p):
+            if o.get("recursive"):
+                shutil.rmtree(p)
+            else:
+                os.rmdir(p)
+        else:
+            os.unlink(p)
+        return True
+
+    def fs_glob(pattern: bytes, opts: Any = None) -> Any:
+        o = rt.from_lua(opts) if opts is not None else {}
+        return rt.to_lua(batteries.fs_glob(s(pattern), o.get("cwd"), bool(o.get("hidden"))))
+
+    def json_decode(text: bytes) -> Any:
+        return rt.to_lua(json.loads(text))
+
+    async def sleep(ms: Any = 0) -> None:
+        await asyncio.sleep(max(0.0, float(ms or 0)) / 1000.0)
+
+    async def spawn(o: Any = None) -> Any:
+        if not isinstance(o, dict):
+            raise ToolError("panto.process.spawn expects a table {cmd, args | shell, ...}")
+        if o.get("shell") is not None:
+            argv = ["/bin/sh", "-c", str(o["shell"])]
+        elif o.get("cmd"):
+            args = o.get("args") or []
+            if not isinstance(args, list):
+                raise ToolError("panto.process.spawn: 'args' must be a list")
+            argv = [str(o["cmd"]), *(str(a) for a in args)]
+        else:
+            raise ToolError("panto.process.spawn needs 'cmd' (with 'args') or 'shell'")
+        env = o.get("env")
+        stdin = o.get("stdin")
+        timeout = o.get("timeout")
+        limit = o.get("output_limit")
+        result = await procs.spawn_process(
+            argv,
+            cwd=o.get("cwd"),
+            env={str(k): str(v) for k, v in env.items()} if env else None,
+            stdin=stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else None,
+            timeout=float(timeout) if timeout is not None else None,
+            merge_stderr=bool(o.get("merge_stderr")),
+            output_limit=int(limit) if limit is not None else None,
+            grace=float(o.get("kill_grace", procs.KILL_GRACE)),
+            registry=rt.processes,
+        )
+        return rt.to_lua(result, drop_null=True)
+
+    async def http_request(o: Any = None) -> Any:
+        if not isinstance(o, dict) or not o.get("url"):
+            raise ToolError("panto.http.request expects a table with 'url'")
+        client = await rt.http_client()
+        body = o.get("body")
+        kwargs: dict[str, Any] = {}
+        if o.get("json") is not None:
+            kwargs["json"] = o["json"]
+        elif body is not None:
+            kwargs["content"] = (
+                body.encode("utf-8", "surrogateescape") if isinstance(body, str) else body
+            )
+        timeout = o.get("timeout", 30.0)
+        resp = await client.request(
+            str(o.get("method", "GET")).upper(),
+            str(o["url"]),
+            headers=o.get("headers") or None,
+            timeout=float(timeout) if timeout is not None else None,
+            follow_redirects=bool(o.get("follow_redirects", True)),
+            **kwargs,
+        )
+        return rt.to_lua(
+            {
+                "status": resp.status_code,
+                "headers": {k.lower(): v for k, v in resp.headers.items()},
+                "body": resp.content,
+                "url": str(resp.url),
+            }
+        )
+
+    def future() -> Op:
+        fut: asyncio.Future[Any] = rt.loop.create_future()
+        o = Op(lambda: fut)
+        o.future = fut
+        return o
+
+    def resolve(o: Op) -> None:
+        fut = o.future
+        if not fut.done():
+            fut.set_result(None)
+
+    def task_spawn(fid: int) -> Any:
+        fn = rt.objects[fid]
+        rt.objects[fid] = None
+        task = rt.loop.create_task(rt.drive(rt.rt.run, fn, convert=rt.convert_results))
+        tasks = call_tasks.get()
+        if tasks is not None:
+            tasks.add(task)
+        return task
+
+    def task_wait(task: asyncio.Task[Any]) -> Op:
+        async def _w() -> None:
+            ok, val = await asyncio.shield(task)
+            if not ok:
+                raise LuaScriptError(val)
+
+        return Op(_w)
+
+    def task_cancel(task: asyncio.Task[Any]) -> None:
+        task.cancel()
+
+    def log_(level: bytes, msg: bytes) -> None:
+        entry = current_entry.get()
+        name = f"panto.lua.{entry}" if entry else "panto.lua"
+        logging.getLogger(name).log(logging.getLevelName(s(level).upper()), "%s", s(msg))
+
+    def evaluating() -> Any:
+        ev = evaluating_var.get()
+        return ev.encode() if ev else None
+
+    def register_tool(name: Any, desc: Any, schema: bytes, hid: int, timeout: Any) -> Any:
+        try:
+            rt.register_tool(s(name), s(desc), json.loads(schema), rt.objects[hid], timeout)
+        except (ToolError, ValueError) as e:
+            return (False, str(e).encode())
+        return (True,)
+
+    def register_command(name: Any, desc: Any, hid: int) -> Any:
+        n = s(name).lstrip("/")
+        if not n or any(c.isspace() for c in n):
+            return (False, f"invalid command name {n!r}".encode())
+        rt.register_command(n, s(desc), rt.objects[hid])
+        return (True,)
+
+    def register_prompt(part: Any, fid: Any) -> None:
+        rt.register_prompt(s(part) if part is not None else rt.objects[fid])
+
+    def register_hook(event: bytes, hid: int) -> None:
+        rt.register_hook(s(event), rt.objects[hid])
+
+    funcs: dict[bytes, Any] = {
+        b"fs_read": sync(fs_read),
+        b"fs_write": sync(fs_write),
+        b"fs_stat": sync(fs_stat),
+        b"fs_list": sync(fs_list),
+        b"fs_mkdir": sync(fs_mkdir),
+        b"fs_remove": sync(fs_remove),
+        b"fs_glob": sync(fs_glob),
+        b"json_decode": sync(json_decode),
+        b"sleep": op(sleep),
+        b"now": time.time,
+        b"monotonic": time.monotonic,
+        b"spawn": op(spawn),
+        b"http_request": op(http_request),
+        b"future": future,
+        b"resolve": resolve,
+        b"task_spawn": task_spawn,
+        b"task_wait": task_wait,
+        b"task_cancel": task_cancel,
+        b"log": log_,
+        b"evaluating": evaluating,
+        b"register_tool": register_tool,
+        b"register_command": register_command,
+        b"register_hook": register_hook,
+        b"register_prompt": register_prompt,
+        b"version": _version().encode(),
+        b"poll": rt.poll,
+        b"hook_count": HOOK_COUNT,
+    }
+    return runtime.lua.table_from(funcs)
+
+
+@functools.lru_cache(maxsize=1)
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("panto")
+    except Exception:  # noqa: BLE001
+        return "0.0.0"
