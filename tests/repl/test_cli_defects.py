@@ -152,3 +152,21 @@ def test_sigterm_during_one_shot_cancels_and_exits_143(env: Env) -> None:
     [path] = env.sessions()
     roles = [m["role"] for m in env.session_messages(path) if m["role"] != "system"]
     assert roles == ["user", "assistant", "tool"]
+
+
+def test_one_shot_with_a_full_disk_says_so_in_one_line(env: Env) -> None:
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+
+    def small_files() -> None:  # files may not grow past 64 bytes: the session's first write fails
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64, hard))
+
+    r = env.run("-p", "hello", "--model", "mock/anthropic", preexec_fn=small_files)
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    lines = [line for line in r.stderr.splitlines() if "session file is unchanged" in line]
+    assert len(lines) == 1 and "cannot append" in lines[0]
+    assert "You said" not in r.stdout  # nothing was sent
+    for path in env.sessions():
+        assert path.stat().st_size == 0
