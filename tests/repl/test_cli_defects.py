@@ -170,3 +170,25 @@ def test_one_shot_with_a_full_disk_says_so_in_one_line(env: Env) -> None:
     assert "You said" not in r.stdout  # nothing was sent
     for path in env.sessions():
         assert path.stat().st_size == 0
+
+
+def test_the_usage_line_shows_cache_and_cost_when_the_price_is_known(
+    env: Env, server: ScriptedServer
+) -> None:
+    from panto.conversation import Text, Usage
+    from panto.testing import Reply
+
+    env.vars["ANTHROPIC_API_KEY"] = "sk-test"
+    usage = Usage(
+        input_tokens=1000, output_tokens=100, cache_read_tokens=10_000, cache_write_tokens=2000
+    )
+    server.push(Reply([Text("one")], usage=usage), Reply([Text("two")], usage=usage))
+    args = ("--base-url", server.url, "--no-extensions", "--no-session")
+    r = env.run("--model", "anthropic/claude-sonnet-4-5", *args, input="a\nb\n")
+    assert r.returncode == 0, r.stderr
+    # 1000*3 + 10000*0.3 + 2000*3.75 + 100*15 = 15000 per million -> $0.0150
+    assert "in 1,000 · cache 10,000r/2,000w · out 100 · $0.0150 · " in r.stdout
+    assert "session $0.0300" in r.stdout
+    r = env.run("--model", "anthropic/no-such-model-x", *args, input="a\n")
+    assert r.returncode == 0, r.stderr
+    assert "You said: a" in r.stdout and "$" not in r.stdout  # price unknown: no cost

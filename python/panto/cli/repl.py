@@ -118,6 +118,8 @@ class Interactive:
         self.readline: Any = None
         #: text put in the next input line (a failed turn's prompt)
         self.prefill = prefill
+        #: USD spent in this process, where the model's price is known
+        self.total_cost = 0.0
 
     # -- input
 
@@ -496,4 +498,22 @@ class Interactive:
         finally:
             r.stop_status()
         r.newline()
-        print(self._dim(usage_line(stream.usage, time.perf_counter() - started)))
+        seconds = time.perf_counter() - started
+        cost = self._cost(stream.usage)
+        line = usage_line(stream.usage, seconds, cost)
+        if cost is not None and self.total_cost > cost:
+            line += f" · session ${self.total_cost:.4f}"
+        print(self._dim(line))
+
+    def _cost(self, usage: Any) -> float | None:
+        """USD of ``usage`` at the model's price (None when unknown); adds
+        it to ``total_cost``."""
+        from ..models import model_info
+
+        try:
+            cost = model_info(self.agent.config).cost(usage)
+        except PantoError:
+            return None
+        if cost is not None:
+            self.total_cost += cost
+        return cost
