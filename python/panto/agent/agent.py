@@ -36,7 +36,7 @@ from ..conversation import (
     ToolResultBlock,
     unanswered_tool_uses,
 )
-from ..errors import ToolError
+from ..errors import SessionError, ToolError
 from ..hooks import AgentHooks, ToolCallDecision
 from ..tools import Tool, ToolDecl, ToolSource
 from .hooks import HookChain
@@ -154,6 +154,22 @@ class Agent:
             self.store = store
             if system:
                 self._persist(system)
+
+    def branch_from(self, entry_id: str) -> Any:
+        """Continue from an earlier entry of the session's tree (nothing is
+        deleted): at a user prompt, the conversation becomes what came
+        before it and the prompt's text is returned as ``dangling_user`` to
+        edit (the next prompt becomes its sibling); at any other entry, the
+        conversation up to it.  Returns the store's ``LoadedSession``;
+        ``SessionError`` when the store keeps no tree or has no such entry."""
+        branch = getattr(self.store, "branch_from", None)
+        if branch is None:
+            raise SessionError("this session is not saved: there is no tree to branch in")
+        self._cancel_active()
+        loaded = branch(entry_id)
+        self.conversation.clear()
+        self.conversation.extend(loaded.conversation)
+        return loaded
 
     def compact(self, prompt: str | None = None, extra: str | None = None) -> Compaction | None:
         """Replace the conversation (all but the system prompt) with a

@@ -216,11 +216,12 @@ class Builder:
     """The entry bookkeeping every store shares: fresh ids, the current leaf
     (what the next entry chains onto), the active model."""
 
-    __slots__ = ("ids", "leaf", "model", "session_id")
+    __slots__ = ("ids", "leaf", "marks", "model", "session_id")
 
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         self.ids: set[str] = set()
+        self.marks: set[str] = set()  # the ids of label and leaf marks
         self.leaf: str | None = None
         self.model: ModelRef | None = None
 
@@ -245,7 +246,9 @@ class Builder:
             e = {"type": kind, "id": eid, "parent_id": pid, "timestamp": ts}
             e.update(p)
             out.append(e)
-            if kind not in MARK_TYPES:
+            if kind in MARK_TYPES:
+                self.marks.add(eid)
+            else:
                 parent = eid
         return out
 
@@ -259,6 +262,15 @@ class Builder:
     def forget(self, entries: Iterable[dict[str, Any]]) -> None:
         """Give back the ids of entries that were not committed."""
         self.ids.difference_update(e["id"] for e in entries)
+        self.marks.difference_update(e["id"] for e in entries)
+
+    def adopt(self, ids: Sequence[str], kinds: Sequence[str]) -> None:
+        """Know the entries of a loaded session."""
+        self.ids = set(ids)
+        self.marks = {i for i, k in zip(ids, kinds) if k in MARK_TYPES}
+
+    def is_node(self, eid: str) -> bool:
+        return eid in self.ids and eid not in self.marks
 
     def check_known(self, eid: str | None, what: str) -> None:
         if eid is not None and eid not in self.ids:

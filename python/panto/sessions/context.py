@@ -343,6 +343,19 @@ class TreeOps:
         """The entry the next append chains onto (``None``: the root)."""
         return self._leaf
 
+    def _has_node(self, eid: str) -> bool | None:
+        """Whether ``eid`` is an entry that is not a mark, if the store knows
+        without reading (None: read the entries)."""
+        b = getattr(self, "_b", None)
+        return b.is_node(eid) if b is not None else None
+
+    def _check_id(self, eid: str) -> None:
+        known = self._has_node(eid)
+        if known is None:
+            self._check_node(self._all_entries(), eid)
+        elif not known:
+            raise SessionError(f"{self._where}: no entry {eid!r} (or it is a mark, not a node)")
+
     def _check_node(self, es: Entries, eid: str) -> int:
         i = es.find(eid, self._where)
         if es.kinds[i] in MARK_TYPES:
@@ -354,7 +367,7 @@ class TreeOps:
         append chains onto it.  Recorded in the store (a ``leaf`` mark), so a
         resume continues there.  Nothing is deleted."""
         if entry_id is not None:
-            self._check_node(self._all_entries(), entry_id)
+            self._check_id(entry_id)
         if entry_id != self._leaf:
             self._append_entries([{"type": "leaf", "parent_id": entry_id}])
 
@@ -381,7 +394,7 @@ class TreeOps:
         target = entry_id if entry_id is not None else self._leaf
         if target is None:
             raise SessionError(f"{self._where}: nothing to label (the session is empty)")
-        self._check_node(self._all_entries(), target)
+        self._check_id(target)
         return self._append_entries(
             [{"type": "label", "target_id": target, "label": name or None}]
         )[0]

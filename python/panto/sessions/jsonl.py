@@ -242,7 +242,7 @@ class FSJSONLStore(TreeOps):
         else:
             self._b.session_id = parsed.header["id"]
             self._cwd = str(parsed.header.get("cwd", ""))
-        self._b.ids = set(parsed.ids)
+        self._b.adopt(parsed.ids, parsed.kinds)
         self._good_size = parsed.good_size
         self._size = parsed.size
         self._b.model = loaded.active_model

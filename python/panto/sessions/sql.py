@@ -325,7 +325,7 @@ class SQLStore(TreeOps):
         self._created = row["created"]
         self._exists = True
         self._count = len(skel.ids)
-        self._b.ids = set(skel.ids)
+        self._b.adopt(skel.ids, skel.kinds)
         self._b.leaf = loaded.leaf_id
         self._b.model = loaded.active_model
         self._cache = loaded
