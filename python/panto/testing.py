@@ -48,6 +48,8 @@ from .conversation import Block, RedactedThinking, Text, Thinking, ToolUse, Usag
 
 __all__ = [
     "HTTPError",
+    "Raw",
+    "RawConnection",
     "RecordedRequest",
     "Reply",
     "ScriptedServer",
@@ -124,6 +126,8 @@ class RecordedRequest:
     headers: dict[str, str]
     body: bytes
     wire: str
+    #: the client's (host, port): requests on one kept-alive connection share it
+    client: tuple[str, int] | None = None
 
     @property
     def json(self) -> Any:
@@ -133,7 +137,42 @@ class RecordedRequest:
             return None
 
 
-ScriptItem = Reply | HTTPError | Callable[[RecordedRequest], Reply | HTTPError]
+class RawConnection:
+    """What a ``Raw`` item writes to: the request, the socket and a wait
+    that ends early when the server closes."""
+
+    def __init__(self, sock: socket.socket, request: RecordedRequest, closing: threading.Event):
+        self.sock = sock
+        self.request = request
+        self._closing = closing
+        #: bytes written so far
+        self.sent = 0
+
+    def send(self, data: bytes) -> bool:
+        """Write ``data``; False once the client has gone."""
+        try:
+            self.sock.sendall(data)
+        except OSError:
+            return False
+        self.sent += len(data)
+        return True
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep; True when the server is closing."""
+        return self._closing.wait(seconds)
+
+
+@dataclass
+class Raw:
+    """A response written byte by byte by ``write(conn)`` (a
+    ``RawConnection``): status line, headers and body are the test's, for
+    faults the other items cannot express (a stall before the headers, a
+    gzip body, a body that never ends).  The connection closes afterwards."""
+
+    write: Callable[[RawConnection], None]
+
+
+ScriptItem = Reply | HTTPError | Raw | Callable[[RecordedRequest], Reply | HTTPError | Raw]
 
 _ids = itertools.count(1)
 
@@ -405,13 +444,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, {"error": {"type": "not_found", "message": f"no route {path}"}})
             return
         req = RecordedRequest(
-            "POST", path, {k.lower(): v for k, v in self.headers.items()}, body, wire
+            "POST",
+            path,
+            {k.lower(): v for k, v in self.headers.items()},
+            body,
+            wire,
+            tuple(self.client_address[:2]),  # type: ignore[arg-type]
         )
         item = self.server.owner.next_item(req)
-        if callable(item):
+        if callable(item) and not isinstance(item, Raw):
             item = item(req)
         if isinstance(item, HTTPError):
             self._send_error(item)
+        elif isinstance(item, Raw):
+            self.close_connection = True
+            item.write(RawConnection(self.connection, req, self.server.owner.closing))
+            self._abort()
         elif isinstance(item, Reply):
             model = (req.json or {}).get("model") or "mock-model"
             self._stream(item, wire, model)
@@ -582,6 +630,11 @@ class ScriptedServer:
 
     def stall_wait(self, seconds: float) -> None:
         self._closing.wait(seconds)
+
+    @property
+    def closing(self) -> threading.Event:
+        """Set when the server closes (stalls and ``Raw`` waits end)."""
+        return self._closing
 
 
 # -- the offline mock provider -------------------------------------------------

@@ -32,6 +32,7 @@ from ..errors import PantoError, ProviderError
 
 __all__ = [
     "ERROR_BODY_LIMIT",
+    "SECRET_PREFIX",
     "Watch",
     "backoff_delay",
     "body_chunks",
@@ -83,22 +84,45 @@ def secret_header_values(headers: Mapping[str, str]) -> list[str]:
     return out
 
 
+#: A run of at least this many leading characters of a secret is scrubbed too
+#: (providers echo key prefixes; error snippets cut a key short).
+SECRET_PREFIX = 10
+
+
 def redact(text: str, secrets: Sequence[str] | None = None) -> str:
-    """``text`` with every registered secret (plus ``secrets``) -- and the
-    first characters of a long one, which some providers echo back -- replaced
-    by ``***``."""
+    """``text`` with every registered secret (plus ``secrets``) replaced by
+    ``***`` -- and any run of its first ``SECRET_PREFIX`` or more characters,
+    which providers echo back and error snippets cut short."""
     if not text:
         return text
     todo: Sequence[str] = _secrets_snapshot
     if secrets:
         todo = (*secrets, *todo)
     for s in todo:
-        if s and len(s) >= 4:
-            if s in text:
-                text = text.replace(s, "***")
-            if len(s) > 12 and s[:-4] in text:
-                text = text.replace(s[:-4], "***")
+        if len(s) < 4:
+            continue
+        if s in text:
+            text = text.replace(s, "***")
+        if len(s) > SECRET_PREFIX and s[:SECRET_PREFIX] in text:
+            text = _scrub_prefixes(text, s)
     return text
+
+
+def _scrub_prefixes(text: str, secret: str) -> str:
+    head = secret[:SECRET_PREFIX]
+    out: list[str] = []
+    i = 0
+    while True:
+        j = text.find(head, i)
+        if j < 0:
+            out.append(text[i:])
+            return "".join(out)
+        k = SECRET_PREFIX
+        while k < len(secret) and j + k < len(text) and text[j + k] == secret[k]:
+            k += 1
+        out.append(text[i:j])
+        out.append("***")
+        i = j + k
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
