@@ -5,6 +5,9 @@
 # and decode a fixture with each.
 #
 #   bash scripts/check-c-install.sh [BUILD_DIR]    # default: build
+#
+# With go installed it also builds and runs the Go binding with the
+# `libpanto` tag against the installed library (PANTO_SKIP_GO=1 skips that).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 BUILD=${1:-build}
@@ -69,3 +72,18 @@ cmake --build "$tmp/cmake" >/dev/null
 expect "$tmp/cmake/decode"
 expect "$tmp/cmake/decode_static"
 echo "find_package(panto): ok"
+
+# 4. The Go binding's libpanto build tag links the installed library through
+#    pkg-config instead of its own copy of the core.
+if command -v go >/dev/null 2>&1 && [ "${PANTO_SKIP_GO:-0}" != 1 ]; then
+    (cd bindings-go &&
+        PKG_CONFIG_PATH=$pcdir CGO_LDFLAGS="-Wl,-rpath,$libdir" \
+            go test -tags libpanto \
+            -o "$tmp/go.test" -c . >/dev/null &&
+        ldd "$tmp/go.test" | grep -q "libpanto\.so.* => $prefix/" &&
+        "$tmp/go.test" -test.count=1 -test.run 'TestABIAndLayout|TestLinksBesideOtherCgoCode|TestConformance' >/dev/null) || {
+        echo "check-c-install: go test -tags libpanto against the installed library failed"
+        exit 1
+    }
+    echo "go test -tags libpanto (linked to the installed libpanto.so): ok"
+fi
