@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import threading
 import time
 from typing import IO, Any
@@ -308,6 +307,8 @@ class Renderer:
         raw, self._line = self._line, ""
         if self.md is None or not raw or self._kind != "text":
             return
+        import shutil  # only on a terminal (Markdown on): keeps `panto -p` imports small
+
         formatted = self.md.line(raw)
         if formatted != raw and len(raw) < shutil.get_terminal_size().columns:
             self._write(CLEAR_LINE + formatted)

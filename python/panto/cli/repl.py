@@ -464,7 +464,10 @@ class Interactive:
             agent.conversation.clear()
             agent.conversation.extend(msgs[:-1])
         self.prefill = text
-        print(self._dim("your prompt is back in the input line: Enter resends it"))
+        if self.readline is not None:
+            print(self._dim("your prompt is back in the input line: Enter resends it"))
+        else:
+            print(self._dim("your prompt was left out of the conversation (not resent)"))
 
     def turn(self, text: str) -> None:
         agent = self.agent
