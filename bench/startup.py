@@ -1,5 +1,24 @@
-"""Start-up cost of extensions: 20 extensions across the three layers, nothing
-to install, against ``--no-extensions``.
+"""Start-up: how long ``panto -p`` takes to put its first byte on the wire,
+where that time goes, and what extensions add.
+
+**1. ``panto -p`` to the first byte.**  A loopback server speaking the
+Anthropic wire (plain HTTP) stands in for the provider.  Each run spawns
+``panto -p hi --no-session`` (the std tools loaded, as a user gets it) and,
+the moment the request's first byte arrives, reads the child's CPU time
+(``/proc/PID/task/*/schedstat``: every live thread, nanoseconds) and the
+wall time since the spawn.  The baseline is ``python -c pass`` (its whole
+CPU time).  Prints the medians and the ratio (target: < 100 ms of CPU).
+
+**2. The split.**  The same path in one process, phase by phase, CPU
+(``time.process_time``: all threads) and wall: imports, config
+(``Config.load``), extensions (the Lua runtime, the std tools and the system
+prompt: ``panto.app.open_session``), TLS (``ssl.create_default_context``:
+what an ``https://`` provider adds; the ``http://`` request here must not
+pay it) and the first request (``submit`` + ``run`` until the server has
+its first byte).
+
+**3. Extensions: 20 across the three layers**, nothing to install, against
+``--no-extensions``.
 
 The layout (in a temporary home, so nothing of yours is read):
 
@@ -30,11 +49,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,6 +88,207 @@ ms = (time.perf_counter() - t0) * 1000
 print(json.dumps({"ms": ms, "entries": len(rep.entries), "active": len(rep.active),
                   "tools": len(decls), "errors": rep.errors, "warnings": rep.warnings}))
 """
+
+
+# -- 1 and 2: the first byte on the wire ---------------------------------------------
+
+
+def _sse_reply() -> bytes:
+    """A complete streamed Anthropic answer ("ok") as one HTTP response."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from panto.conversation import Text
+    from panto.testing import Reply, render_sse
+
+    body = b"".join(render_sse(Reply([Text("ok")]), "anthropic-messages"))
+    head = (
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+def _task_cpu_ns(pid: int) -> int:
+    """CPU time of every live thread of ``pid`` (ns)."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return -1
+    for t in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+class FirstByteServer:
+    """Accepts connections; at the first byte of each request records
+    ``(monotonic time, CPU ns of the watched pid)``, then answers."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.reply = _sse_reply()
+        self.pid = 0
+        self.hits: list[tuple[float, int]] = []
+        self._t = threading.Thread(target=self._serve, daemon=True)
+        self._t.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                first = conn.recv(1)
+                if not first:
+                    continue
+                self.hits.append((time.monotonic(), _task_cpu_ns(self.pid)))
+                data = first
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, rest = data.partition(b"\r\n\r\n")
+                n = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        n = int(line.split(b":")[1])
+                while len(rest) < n:
+                    rest += conn.recv(65536)
+                conn.sendall(self.reply)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def first_byte_env(port: int, env: dict[str, str]) -> dict[str, str]:
+    env = dict(env)
+    env.update(
+        PANTO_MODEL="anthropic/claude-sonnet-4-5",
+        PANTO_BASE_URL=f"http://127.0.0.1:{port}",
+        ANTHROPIC_API_KEY="sk-bench",
+        PANTO_MAX_RETRIES="0",
+    )
+    return env
+
+
+def panto_first_byte(
+    server: FirstByteServer, cwd: Path, env: dict[str, str]
+) -> tuple[float, float]:
+    """(CPU ms, wall ms) of ``panto -p hi`` when its request's first byte arrives."""
+    server.hits.clear()
+    cmd = [sys.executable, "-m", "panto", "-p", "hi", "--no-session"]
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server.pid = p.pid
+    out, err = p.communicate(timeout=120)
+    if p.returncode != 0 or not server.hits or b"ok" not in out:
+        raise SystemExit(f"panto -p failed ({p.returncode}):\n{out.decode()}\n{err.decode()}")
+    at, cpu_ns = server.hits[0]
+    return cpu_ns / 1e6, (at - t0) * 1000
+
+
+def python_pass_cpu(env: dict[str, str]) -> float:
+    """CPU ms of a whole ``python -c pass``."""
+    p = subprocess.Popen([sys.executable, "-c", "pass"], env=env)
+    _, _, ru = os.wait4(p.pid, 0)
+    p.returncode = 0
+    return (ru.ru_utime + ru.ru_stime) * 1000
+
+
+SPLIT = """\
+import json, os, sys, time
+def now():
+    return time.process_time(), time.perf_counter()
+marks = [("start", *now())]
+import panto.cli.chat, panto.app  # what `panto -p` imports
+marks.append(("imports", *now()))
+from panto.config import Config
+config = Config.load(cwd=sys.argv[1])
+marks.append(("config", *now()))
+session = panto.app.open_session(config, cwd=sys.argv[1], session=None)
+marks.append(("extensions", *now()))
+import ssl
+ssl.create_default_context()
+marks.append(("TLS (https only)", *now()))
+agent = session.agent
+agent.submit_user_message("hi")
+stream = agent.run()
+next(iter(stream))  # the server has answered: the request went out
+marks.append(("first request", *now()))
+stream.close()
+print(json.dumps(marks))
+os._exit(0)
+"""
+
+
+def split_once(cwd: Path, env: dict[str, str]) -> list[tuple[str, float, float]]:
+    r = subprocess.run(
+        [sys.executable, "-c", SPLIT, str(cwd)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if r.returncode != 0:
+        raise SystemExit(f"split child failed:\n{r.stdout}\n{r.stderr}")
+    marks = json.loads(r.stdout.strip().splitlines()[-1])
+    out = []
+    for (_, c0, w0), (name, c1, w1) in zip(marks, marks[1:]):
+        out.append((name, (c1 - c0) * 1000, (w1 - w0) * 1000))
+    return out
+
+
+def first_byte_report(runs: int, installed: bool) -> bool:
+    with tempfile.TemporaryDirectory(prefix="panto-firstbyte-") as tmp:
+        base = Path(tmp)
+        home = base / "home"
+        proj = base / "proj"
+        (proj / ".git").mkdir(parents=True)
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("PANTO_", "XDG_", "LUA", "ANTHROPIC_", "OPENAI_")) and k != "HOME"
+        }
+        env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+        env["XDG_DATA_HOME"] = str(home / ".local" / "share")
+        if not installed:
+            env["PYTHONPATH"] = str(ROOT / "python")
+        server = FirstByteServer()
+        try:
+            fenv = first_byte_env(server.port, env)
+            panto_first_byte(server, proj, fenv)  # warm the OS caches / .pyc
+            cpu, wall, base_cpu = [], [], []
+            phases: dict[str, list[tuple[float, float]]] = {}
+            for _ in range(max(1, runs)):
+                c, w = panto_first_byte(server, proj, fenv)
+                cpu.append(c)
+                wall.append(w)
+                base_cpu.append(python_pass_cpu(env))
+                for name, pc, pw in split_once(proj, fenv):
+                    phases.setdefault(name, []).append((pc, pw))
+        finally:
+            server.close()
+    c, w, b = statistics.median(cpu), statistics.median(wall), statistics.median(base_cpu)
+    print("panto -p hi (std tools loaded) to the first byte of its request:")
+    print(f"  CPU:                {c:7.1f} ms (median of {len(cpu)}; target < 100 ms)")
+    print(f"  wall:               {w:7.1f} ms")
+    print(f"  python -c pass CPU: {b:7.1f} ms")
+    print(f"  ratio:              {c / b:7.2f}x python -c pass")
+    print("split (one process; CPU ms / wall ms, medians):")
+    for name, vals in phases.items():
+        pc = statistics.median(v[0] for v in vals)
+        pw = statistics.median(v[1] for v in vals)
+        print(f"  {name + ':':<20}{pc:7.1f} / {pw:7.1f}")
+    return True
+
+
+# -- 3: extensions ------------------------------------------------------------------
 
 
 def _ext(d: Path, name: str) -> None:
@@ -149,7 +372,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=9, help="runs of each (median; default 9)")
     ap.add_argument("--installed", action="store_true", help="bench the installed panto")
+    ap.add_argument("--skip-first-byte", action="store_true", help="only the extensions part")
     args = ap.parse_args(argv)
+    if not args.skip_first_byte:
+        first_byte_report(args.runs, args.installed)
+        print()
     with tempfile.TemporaryDirectory(prefix="panto-startup-") as tmp:
         base = Path(tmp)
         proj, env = build_layout(base)
