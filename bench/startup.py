@@ -3,7 +3,7 @@ where that time goes, and what extensions add.
 
 **1. ``panto -p`` to the first byte.**  A loopback server speaking the
 Anthropic wire (plain HTTP) stands in for the provider.  Each run spawns
-``panto -p hi --no-session`` (the std tools loaded, as a user gets it) and,
+``panto -p hi`` (the std tools loaded and a session recorded, as a user gets it) and,
 the moment the request's first byte arrives, reads the child's CPU time
 (``/proc/PID/task/*/schedstat``: every live thread, nanoseconds) and the
 wall time since the spawn.  The baseline is ``python -c pass`` (its whole
@@ -181,7 +181,7 @@ def panto_first_byte(
 ) -> tuple[float, float]:
     """(CPU ms, wall ms) of ``panto -p hi`` when its request's first byte arrives."""
     server.hits.clear()
-    cmd = [sys.executable, "-m", "panto", "-p", "hi", "--no-session"]
+    cmd = [sys.executable, "-m", "panto", "-p", "hi"]  # a session is recorded, as by default
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     server.pid = p.pid
@@ -210,7 +210,7 @@ marks.append(("imports", *now()))
 from panto.config import Config
 config = Config.load(cwd=sys.argv[1])
 marks.append(("config", *now()))
-session = panto.app.open_session(config, cwd=sys.argv[1], session=None)
+session = panto.app.open_session(config, cwd=sys.argv[1])
 marks.append(("extensions", *now()))
 import ssl
 ssl.create_default_context()
@@ -253,7 +253,8 @@ def first_byte_report(runs: int, installed: bool) -> bool:
         env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("PANTO_", "XDG_", "LUA", "ANTHROPIC_", "OPENAI_")) and k != "HOME"
+            if not k.startswith(("PANTO_", "XDG_", "LUA", "ANTHROPIC_", "OPENAI_"))
+            and k not in ("HOME", "PYTHONDONTWRITEBYTECODE")  # bytecode cached, as installed
         }
         env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
         env["XDG_DATA_HOME"] = str(home / ".local" / "share")

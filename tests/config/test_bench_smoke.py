@@ -27,3 +27,7 @@ def test_startup_bench_smoke() -> None:
     assert "20 entries, 20 active" in r.stdout
     assert "luarocks spawned: 0" in r.stdout
     assert "ratio:" in r.stdout and "added:" in r.stdout
+    out = r.stdout
+    assert "to the first byte of its request" in out and "x python -c pass" in out
+    for phase in ("imports:", "config:", "extensions:", "TLS (https only):", "first request:"):
+        assert phase in out, phase

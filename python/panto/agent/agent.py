@@ -81,6 +81,7 @@ class Agent:
         self._tools: dict[str, Tool] = {}
         self._sources: list[ToolSource] = []
         self._http: httpx.Client | None = None
+        self._http_tls = False
         self._ahttp: dict[int, httpx.AsyncClient] = {}
         self._lock = threading.Lock()
         self._active: Stream | AsyncStream | None = None
@@ -391,13 +392,23 @@ class Agent:
     # -- HTTP clients ---------------------------------------------------------------
 
     def _http_client(self) -> httpx.Client:
+        # TLS only for https: loading the CA certificates costs ~40-60 ms of
+        # CPU at start-up, which an http:// provider (a local server, the
+        # mock) never needs.  A later switch to an https provider replaces
+        # the client with a verifying one.
+        https = self.config.resolve_base_url().startswith("https:")
         client = self._http
-        if client is None:
+        if client is None or (https and not self._http_tls):
             with self._lock:
-                if self._http is None:
+                if self._http is None or (https and not self._http_tls):
                     import httpx
 
-                    self._http = httpx.Client(http2=False, follow_redirects=False)
+                    old, self._http_tls = self._http, https
+                    self._http = httpx.Client(
+                        http2=False, follow_redirects=False, verify=_tls_verify(https)
+                    )
+                    if old is not None:
+                        old.close()
                 client = self._http
         return client
 
@@ -437,3 +448,14 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<Agent {self.config.model_spec} {len(self.conversation)} messages>"
+
+
+def _tls_verify(https: bool) -> Any:
+    """httpx's ``verify`` for a client: the default (the CA bundle) for
+    https; for plain http an empty client context that is never used (and
+    would refuse any certificate if it were)."""
+    if https:
+        return True
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
