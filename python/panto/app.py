@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from .errors import ConfigError, PantoError
 
@@ -63,10 +63,11 @@ class Extensions:
         assert self.source is not None
         return self.source.run_command(name, args)
 
-    def prompt_parts(self) -> list[tuple[str, str]]:
-        """``(origin, text)`` system-prompt parts the extensions contribute."""
-        parts = getattr(self.source, "prompt_parts", None)  # the Lua source's API
-        return list(parts()) if callable(parts) else []
+    def prompt_parts(self, info: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+        """``(origin, text)`` system-prompt parts the extensions contribute
+        (``panto.ext.system_prompt``); ``info`` (``{cwd, model, tools}``)
+        goes to function parts."""
+        return self.source.prompt_parts(info) if self.source is not None else []
 
 
 @dataclass
@@ -198,7 +199,9 @@ def open_session(
             config,
             cwd=cwd_s,
             tools=decls,
-            extension_parts=ext.prompt_parts(),
+            extension_parts=ext.prompt_parts(
+                {"cwd": cwd_s, "model": config.model_spec, "tools": [d.name for d in decls]}
+            ),
             system_prompt=system_prompt,
             append_system_prompt=append_system_prompt,
             env=env,

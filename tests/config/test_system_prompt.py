@@ -155,3 +155,30 @@ def test_panto_config_system_prompt_names_each_part(tree: Path) -> None:
     ]
     for h in heads:
         assert h in out or h.replace(str(Path.home()), "~") in out, (h, out)
+
+
+def test_extension_parts_reach_the_prompt(tree: Path) -> None:
+    """A project extension's panto.ext.system_prompt text and function parts
+    land after the context files, named by the entry."""
+    ext = tree.parents[1] / ".panto" / "extensions" / "rules.lua"
+    write(
+        ext,
+        """
+        return {
+          name = "proj.rules",
+          activate = function()
+            panto.ext.system_prompt("STATIC-PART")
+            panto.ext.system_prompt(function(info)
+              return "DYNAMIC model=" .. info.model .. " cwd=" .. info.cwd
+            end)
+          end,
+        }
+        """,
+    )
+    with open_session(cwd=tree, model="mock/anthropic", session=None) as s:
+        parts = [p for p in s.system_prompt.parts if p.kind == "extension"]
+        text = s.agent.conversation[0].text
+    assert [p.origin for p in parts] == ["ext:proj.rules", "ext:proj.rules"]
+    assert parts[0].text == "STATIC-PART"
+    assert parts[1].text == f"DYNAMIC model=mock/anthropic cwd={tree}"
+    assert text.index("MOD-LEVEL") < text.index("STATIC-PART") < text.index("DYNAMIC")
