@@ -13,8 +13,6 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from .signals import Terminated
-
 __all__ = ["COMMANDS", "main"]
 
 #: subcommand -> (module, one-line summary)
@@ -88,10 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         return _dispatch(args)
-    except Terminated as e:  # SIGTERM / SIGHUP
-        _say(f"panto: {e.name}: stopped; everything saved so far is kept")
-        return e.exit_status
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        signals = sys.modules.get("panto.cli.signals")  # imported by the agent modes only
+        if signals is not None and isinstance(e, signals.Terminated):  # SIGTERM / SIGHUP
+            _say(f"panto: {e.name}: stopped; everything saved so far is kept")
+            return e.exit_status
         return 130
     except BrokenPipeError:
         # `panto decode x.sse | head`: stop quietly, and keep Python from
