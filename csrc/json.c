@@ -44,6 +44,14 @@ static int grow(jdoc *d)
     size_t ncap = d->cap ? d->cap * 2 : 64;
     if (ncap > ((size_t)NONE) || ncap > SIZE_MAX / sizeof(jnode))
         ncap = (size_t)NONE;
+    if (d->max_nodes) {
+        if (d->cap >= d->max_nodes) {
+            d->over = 1;
+            return -1;
+        }
+        if (ncap > d->max_nodes)
+            ncap = d->max_nodes;
+    }
     if (ncap <= d->cap)
         return -1;
     jnode *nn = realloc(d->nodes, ncap * sizeof(jnode));
@@ -294,6 +302,7 @@ static int parse(jdoc *d, const uint8_t *s, size_t len, uint32_t max_depth, int 
     uint32_t idx;
     const char *msg = "unexpected end of input";
     d->n = 0;
+    d->over = 0;
     if (max_depth == 0)
         max_depth = 128;
     if (s == NULL)
@@ -467,7 +476,7 @@ close: {
 }
 
 nomem:
-    msg = "out of memory";
+    msg = d->over ? "too many values" : "out of memory";
     goto fail;
 eof:
     msg = "unexpected end of input";

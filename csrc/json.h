@@ -27,6 +27,9 @@ typedef struct {
     jnode *nodes;       /* nodes[0] is the root */
     size_t n;
     size_t cap;
+    size_t max_nodes;   /* 0: no limit; else a text needing more values
+                           fails with "too many values" (bounds memory) */
+    int over;           /* the last parse hit max_nodes */
 } jdoc;
 
 PT_INTERNAL void pt_json_doc_free(jdoc *d);

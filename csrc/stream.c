@@ -44,6 +44,15 @@ static const uint8_t pt_empty[1] = {0};
 
 /* ---- small helpers ---- */
 
+/* D9: the parsed form of one event is bounded by max_event_bytes too: one
+ * value per PT_BYTES_PER_NODE bytes of the limit (at least 4096).  Real
+ * provider events hold a few dozen values; only pathological input (8 MiB
+ * of "0,0,0,...") gets near it. */
+static size_t json_node_limit(size_t max_event) {
+    size_t n = max_event / PT_BYTES_PER_NODE;
+    return n < 4096 ? 4096 : n;
+}
+
 panto_str pt_mkstr(const void *p, size_t len) {
     panto_str s;
     s.ptr = (len && p) ? (const char *)p : "";
@@ -167,6 +176,11 @@ const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
                    s->opt.max_json_depth, &off, &msg) != 0) {
         if (msg && strcmp(msg, "out of memory") == 0) {
             pt_nomem(s);
+        } else if (msg && strcmp(msg, "too many values") == 0) {
+            pt_fail(s, PANTO_ERR_LIMIT,
+                    "JSON in event %llu (line %llu) holds more than %zu values (max_event_bytes / %u)",
+                    (unsigned long long)s->n_events, (unsigned long long)s->ev_line,
+                    s->doc.max_nodes, (unsigned)PT_BYTES_PER_NODE);
         } else if (msg && strcmp(msg, "nesting too deep") == 0) {
             pt_fail(s, PANTO_ERR_LIMIT,
                     "JSON in event %llu (line %llu) nested deeper than max_json_depth (%u) at byte %zu",
@@ -550,6 +564,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
             s->opt.max_json_depth = opts->max_json_depth;
     }
     pt_sse_init(&s->sse, s->opt.max_event_bytes, wire != PANTO_WIRE_SSE);
+    s->doc.max_nodes = json_node_limit(s->opt.max_event_bytes);
     s->tt_slot = -1;
     s->last_tool_slot = -1;
     *out = s;
@@ -653,6 +668,23 @@ static const char *terminal_name(const panto_stream *s) {
     return s->wire == PANTO_WIRE_OPENAI_CHAT ? "[DONE]" : "message_stop";
 }
 
+/* End of input with the terminal delivered: what follows it may hold
+ * comments and blank lines, but no further event.  0, or -1 with the error
+ * set (panto_next_event keeps returning PANTO_DONE; panto_stream_error and
+ * panto_stream_finish report it). */
+static int check_after_terminal(panto_stream *s) {
+    for (;;) {
+        sse_event se;
+        int r = parse_next(s, &se);
+        if (r == SSE_ERROR)
+            return -1;
+        if (r == SSE_NEED_MORE)
+            return 0;
+        return pt_protocol(s, "event after %s (event %llu, line %llu)", terminal_name(s),
+                           (unsigned long long)s->n_events, (unsigned long long)s->ev_line);
+    }
+}
+
 PANTO_EXTERN(int) panto_stream_finish(panto_stream *s) {
     if (!s)
         return PANTO_ERROR;
@@ -662,28 +694,24 @@ PANTO_EXTERN(int) panto_stream_finish(panto_stream *s) {
         return PANTO_OK;
     s->eof = 1;
     if (s->wire != PANTO_WIRE_SSE && s->terminal && s->q_len == 0) {
-        /* The terminal was delivered: what follows may hold comments and
-         * blank lines, but no further event. */
         pt_parena_reset(&s->arena);
-        for (;;) {
-            sse_event se;
-            int r = parse_next(s, &se);
-            if (r == SSE_ERROR)
-                return PANTO_ERROR;
-            if (r == SSE_NEED_MORE)
-                break;
-            pt_protocol(s, "event after %s (event %llu, line %llu)", terminal_name(s),
-                        (unsigned long long)s->n_events, (unsigned long long)s->ev_line);
+        if (check_after_terminal(s) != 0)
             return PANTO_ERROR;
-        }
     }
     return PANTO_OK;
 }
 
 static int pop(panto_stream *s, panto_event *ev) {
     *ev = s->q[s->q_head++];
-    if (--s->q_len == 0)
+    if (--s->q_len == 0) {
         s->q_head = 0;
+        /* D10: end of input was declared before the terminal was drained;
+         * check the rest now, as panto_stream_finish would have.  The
+         * terminal's strings live outside the parser's buffers. */
+        if (s->terminal && s->eof && s->err_code == PANTO_ERR_NONE &&
+            ev->kind == PANTO_EV_MESSAGE_COMPLETE)
+            check_after_terminal(s);
+    }
     return PANTO_EVENT;
 }
 

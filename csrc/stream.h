@@ -23,6 +23,7 @@
 #define PT_DEFAULT_MAX_BLOCK  ((size_t)64 << 20)
 #define PT_DEFAULT_MAX_BUFFER ((size_t)64 << 20)
 #define PT_DEFAULT_JSON_DEPTH 128u
+#define PT_BYTES_PER_NODE 32u   /* see json_node_limit in stream.c */
 
 /* A block slot: the accumulators of one open (or just completed) block. */
 enum { PT_SLOT_FREE = 0, PT_SLOT_OPEN = 1, PT_SLOT_RETIRED = 2 };

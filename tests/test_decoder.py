@@ -705,6 +705,25 @@ def test_event_after_terminal_is_a_protocol_error_at_close():
     assert events == OPENAI_EVENTS
 
 
+def test_event_after_terminal_is_reported_when_close_comes_first():
+    # D10: close() before the events are drained still reports it, and the
+    # events (terminal included) stay available
+    body = openai_stream() + b'data: {"choices":[]}\n\n'
+    dec = panto.StreamDecoder("openai-chat")
+    dec.feed(body)
+    with pytest.raises(panto.DecodeError) as info:
+        dec.close()
+    assert info.value.code == "protocol" and "event after [DONE]" in str(info.value)
+    events = []
+    with pytest.raises(panto.DecodeError):
+        for ev in dec:
+            events.append(ev)
+    assert events == OPENAI_EVENTS
+    # decode() (feeds everything, then closes) reports it too
+    with pytest.raises(panto.DecodeError):
+        list(panto.decode("openai-chat", [body]))
+
+
 # -- accumulate ------------------------------------------------------------------
 
 
@@ -820,3 +839,58 @@ def test_distinct_decoders_in_threads():
     for t in threads:
         t.join()
     assert not errors
+
+
+# -- split invariance, errors included (issue 12, D13) ---------------------------
+
+
+def _outcome(wire: str, chunks, **options) -> tuple[list, tuple[str, str] | None]:
+    """Events and (error code, error message) of decoding `chunks`, with
+    every event drained after every feed (as a streaming host does)."""
+    dec = panto.StreamDecoder(wire, **options)
+    events: list = []
+    try:
+        for c in chunks:
+            dec.feed(c)
+            events.extend(dec)
+        dec.close()
+        events.extend(dec)
+    except panto.PantoError as e:
+        return events, (getattr(e, "code", "provider"), str(e))
+    return events, None
+
+
+_PIECES = [
+    openai_stream(),
+    anthropic_stream(),
+    b"data: " + b"x" * 300 + b"\n\n",  # longer than the small max_event_bytes below
+    b': comment\n\ndata: {"choices":[]}\r\n\r\n',
+    b"data: {bad\n\n",
+    b" data: {}\n\n",
+    b"\r",
+    b"\n",
+    b"data: [DONE]\n\n",
+    b"\xef\xbb\xbf",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    wire=st.sampled_from(["openai-chat", "anthropic-messages", "sse"]),
+    parts=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
+    cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=12),
+    small=st.booleans(),
+)
+def test_whole_and_split_decoding_agree_on_events_and_errors(wire, parts, cuts, small):
+    """Whole-buffer and split decoding give identical events and identical
+    errors, messages included (the "line too long" message used to quote a
+    length that depended on the split)."""
+    body = b"".join(parts)
+    options = {"max_event_bytes": 256} if small else {}
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    whole = _outcome(wire, [body], **options)
+    split = _outcome(wire, chunks, **options)
+    bytewise = _outcome(wire, [body[i : i + 1] for i in range(len(body))], **options)
+    assert split == whole
+    assert bytewise == whole

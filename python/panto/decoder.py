@@ -280,6 +280,13 @@ class StreamDecoder:
                     except PantoError as e:
                         err = e
                         self._raised = raised
+                    else:
+                        # D10: input after the terminal, found while the
+                        # events kept for later were decoded
+                        late = ffi.new("panto_error *")
+                        lib.panto_stream_error(self._s, late)
+                        if late.code != lib.PANTO_ERR_NONE:
+                            err = self._fail()
             self.release()
         self._pending = deque(pending)
         if err is not None and not self._raised:

@@ -362,6 +362,91 @@ static void test_names(void) {
     }
 }
 
+/* D9: one event as large as max_event_bytes keeps the stream's memory
+ * within a small multiple of the limit, whatever the JSON looks like. */
+static size_t peak_one_event(int wire, const char *pre, const char *head, char fill_a,
+                             char fill_b, const char *tail, size_t total) {
+    panto_stream *s = mk(wire, NULL);
+    size_t hl = strlen(head), tl = strlen(tail);
+    char *body = malloc(total);
+    memcpy(body, head, hl);
+    for (size_t i = hl; i < total - tl; i++)
+        body[i] = ((i - hl) & 1) ? fill_b : fill_a;
+    memcpy(body + total - tl, tail, tl);
+    panto_event ev;
+    size_t peak = 0;
+    CHECK_EQ_INT(feed_str(s, pre), PANTO_OK);
+    for (size_t off = 0; off < total; off += 65536) {
+        size_t n = total - off < 65536 ? total - off : 65536;
+        if (panto_stream_feed(s, (const uint8_t *)body + off, n) != PANTO_OK)
+            break;
+        while (panto_next_event(s, &ev) == PANTO_EVENT) {
+        }
+        size_t m = panto_stream_memory(s);
+        if (m > peak)
+            peak = m;
+    }
+    free(body);
+    panto_stream_free(s);
+    return peak;
+}
+
+static void test_memory_bound_one_event(void) {
+    const size_t limit = (size_t)8 << 20, total = limit - 64;
+    /* 8 MiB of [0,0,0,...] used to make the stream hold 144 MiB */
+    size_t dense = peak_one_event(PANTO_WIRE_OPENAI_CHAT, "", "data: {\"choices\":[],\"x\":[", '0',
+                                  ',', "0]}\n\n", total);
+    size_t dense_an = peak_one_event(
+        PANTO_WIRE_ANTHROPIC_MESSAGES,
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,"
+        "\"content_block\":{\"type\":\"x\",\"y\":[",
+        '0', ',', "0]}}\n\n", total);
+    size_t text = peak_one_event(PANTO_WIRE_OPENAI_CHAT, "",
+                                 "data: {\"choices\":[{\"delta\":{\"content\":\"", 'a', 'b',
+                                 "\"}}]}\n\n", total);
+    fprintf(stderr, "  one 8 MiB event: peak %zu MiB (dense JSON, openai), %zu MiB (anthropic), "
+                    "%zu MiB (text)\n",
+            dense >> 20, dense_an >> 20, text >> 20);
+    CHECK(dense <= 4 * limit);
+    CHECK(dense_an <= 5 * limit); /* + the server block's own copy (max_block_bytes) */
+    CHECK(text <= 4 * limit);
+}
+
+/* D10: an event after the terminal is reported even when end of input was
+ * declared before the events were drained. */
+static void test_after_terminal_finish_first(void) {
+    static const char *bodies[] = {
+        "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n"
+        "data: {\"choices\":[]}\n\n",
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n"
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n: ok\n\n"
+        "event: ping\ndata: {\"type\":\"ping\"}\n\n"};
+    int wires[] = {PANTO_WIRE_OPENAI_CHAT, PANTO_WIRE_ANTHROPIC_MESSAGES};
+    for (int i = 0; i < 2; i++) {
+        for (int finish_first = 0; finish_first < 2; finish_first++) {
+            panto_stream *s = mk(wires[i], NULL);
+            panto_event ev;
+            CHECK_EQ_INT(feed_str(s, bodies[i]), PANTO_OK);
+            if (finish_first)
+                CHECK_EQ_INT(panto_stream_finish(s), PANTO_OK);
+            int rc, last = 0;
+            while ((rc = panto_next_event(s, &ev)) == PANTO_EVENT)
+                last = ev.kind;
+            CHECK_EQ_INT(last, PANTO_EV_MESSAGE_COMPLETE);
+            CHECK_EQ_INT(rc, PANTO_DONE);
+            if (!finish_first)
+                CHECK_EQ_INT(panto_stream_finish(s), PANTO_ERROR);
+            CHECK_EQ_INT(panto_next_event(s, &ev), PANTO_DONE);
+            panto_error e;
+            panto_stream_error(s, &e);
+            CHECK_EQ_INT(e.code, PANTO_ERR_PROTOCOL);
+            CHECK(e.message.len && strstr(e.message.ptr, "event after") != NULL);
+            panto_stream_free(s);
+        }
+    }
+}
+
 /* panto_stream_reset: a used (even failed) stream decodes like a new one and
  * keeps its buffers. */
 static void test_reset(void) {
@@ -841,6 +926,8 @@ int main(void) {
     test_limits();
     test_bounded_memory();
     test_reset();
+    test_after_terminal_finish_first();
+    test_memory_bound_one_event();
     test_error_offset();
     return test_report("test_stream");
 }
