@@ -112,6 +112,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="resume session ID (or a unique id prefix); without ID, pick from a list",
     )
     p.add_argument(
+        "--at",
+        metavar="ENTRY",
+        help="with --resume/--continue: continue from this entry of the session's tree "
+        "(a prompt: its successor becomes a sibling; see panto sessions tree ID)",
+    )
+    p.add_argument(
+        "--fork",
+        metavar="ID[:ENTRY]",
+        help="copy session ID (its path to ENTRY, default its current leaf) into a new "
+        "session and continue there",
+    )
+    p.add_argument(
         "--no-session", action="store_true", help="do not save this conversation to disk"
     )
     p.add_argument(
@@ -150,30 +162,39 @@ def _session_spec(args: argparse.Namespace, config: Config) -> Any:
     """What ``panto.app.open_session`` gets as ``session``; exits 2 on a
     usage error (an unknown ``--resume`` id), 1 when the pick is cancelled."""
     if args.no_session:
-        if args.continue_ or args.resume is not None:
-            usage_error("--no-session cannot be combined with --continue or --resume")
+        if args.continue_ or args.resume is not None or args.fork or args.at:
+            usage_error("--no-session cannot be combined with --continue, --resume, --fork or --at")
         return None
+    if sum((args.continue_, args.resume is not None, args.fork is not None)) > 1:
+        usage_error("use one of --continue, --resume and --fork")
+    if args.at and not (args.continue_ or args.resume is not None):
+        usage_error("--at needs --resume ID or --continue (--fork takes ID:ENTRY)")
     if args.continue_:
         return "continue"
-    if args.resume is None:
+    if args.resume is None and args.fork is None:
         return "new"
     from ..errors import SessionError
-    from ..sessions import list_sessions, resolve_session_id
+    from ..sessions import fork_session, open_backend
 
-    if args.resume:
-        try:
-            path = resolve_session_id(args.resume, dir=config.session_dir)
-        except SessionError as e:  # no such id, or an ambiguous prefix
-            usage_error(str(e))
-    else:
+    try:
+        backend = open_backend(config)
+        if args.fork is not None:
+            ident, _, entry = args.fork.partition(":")
+            new = fork_session(backend, ident, entry or None, cwd=os.getcwd())
+            print(f"panto: forked session {new[:8]} from {ident}", file=sys.stderr)
+            return ("resume", backend.resolve(new))
+        if args.resume:
+            return ("resume", backend.resolve(args.resume))
         from .sessions import pick_session
 
-        infos = list_sessions(dir=config.session_dir, cwd=os.getcwd())[:20]
-        path = pick_session(infos, dir=config.session_dir)
-        if path is None:
-            print("panto: no session chosen", file=sys.stderr)
-            raise SystemExit(1)
-    return ("resume", os.fspath(path))
+        infos = backend.list(os.getcwd())[:20]
+    except SessionError as e:  # no such id, or an ambiguous prefix
+        usage_error(str(e))
+    picked = pick_session(infos, dir=config.session_dir)
+    if picked is None:
+        print("panto: no session chosen", file=sys.stderr)
+        raise SystemExit(1)
+    return ("resume", os.fspath(picked))
 
 
 def _check_args(args: argparse.Namespace) -> None:
@@ -225,6 +246,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"panto: {e}", file=sys.stderr)
         return 1
     agent, loaded = session.agent, session.loaded
+    if args.at and loaded is not None:
+        try:
+            loaded = agent.branch_from(args.at)
+        except PantoError as e:
+            print(f"panto: --at: {e}", file=sys.stderr)
+            session.close()
+            return 1
     if loaded is not None:
         _say_resumed(session.store.session_id, loaded)
     try:

@@ -37,6 +37,16 @@ def _error_dict(e: BaseException) -> dict[str, Any]:
     return d
 
 
+def _session(agent: Agent) -> dict[str, Any]:
+    """The session and its leaf entry, for scripts that branch later
+    (``panto --resume ID --at LEAF``); None without a session."""
+    store = agent.store
+    return {
+        "session_id": getattr(store, "session_id", None) or None,
+        "leaf_id": getattr(store, "leaf_id", None),
+    }
+
+
 def _result(
     agent: Agent, stream: Any, started: float, final: MessageComplete | None
 ) -> dict[str, Any]:
@@ -52,6 +62,7 @@ def _result(
         "duration_ms": round((time.perf_counter() - started) * 1000),
         "rounds": stream.rounds + 1,
         "messages": [m.to_dict() for m in stream.messages],
+        **_session(agent),
     }
 
 
@@ -89,6 +100,7 @@ def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
         else:
             doc: dict[str, Any] = {"type": "error", "error": _error_dict(e)}
             doc["model"] = agent.config.model_spec
+            doc.update(_session(agent))
             if fmt == "json":
                 doc["messages"] = [m.to_dict() for m in stream.messages]
             out.write(json.dumps(doc, ensure_ascii=False) + "\n")

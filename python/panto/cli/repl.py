@@ -47,6 +47,9 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("[INSTRUCTIONS]", "replace the conversation with a summary (frees context)"),
     "expand": ("[N]", "print tool result N in full (default: the last one)"),
     "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
+    "tree": ("[ENTRY]", "the session's tree; /tree ENTRY continues there (a prompt: edit it)"),
+    "fork": ("", "copy the conversation into a new session and continue there"),
+    "label": ("[NAME]", "name the current entry (no NAME: remove its label)"),
     "tools": ("", "list the tools the model can call, with their owners"),
     "extensions": ("", "list the Lua extension entries: source, and whether active"),
     "exit": ("", "quit (also Ctrl-D)"),
@@ -283,6 +286,8 @@ class Interactive:
             self.expand(arg)
         elif name == "/sessions":
             self.list_sessions()
+        elif name in ("/tree", "/fork", "/label"):
+            self.tree_command(name[1:], arg)
         elif name == "/tools":
             self.list_tools()
         elif name == "/extensions":
@@ -394,6 +399,45 @@ class Interactive:
                 print(self._dim(f"this session: {sid} (saved from its first prompt on)"))
         else:
             print(self._dim("this session is not saved (--no-session)"))
+
+    def tree_command(self, name: str, arg: str) -> None:
+        """/tree [ENTRY], /fork, /label [NAME] (the session's tree)."""
+        from ..sessions import fork_session, open_backend
+        from .sessions import format_tree
+
+        agent, store = self.agent, self.agent.store
+        if not hasattr(store, "tree"):
+            print(self._dim("this session is not saved (--no-session): it has no tree"))
+            return
+        try:
+            if name == "label":
+                store.label(None, arg or None)  # type: ignore[union-attr]
+                print(self._dim(f"labelled {store.leaf_id}: {arg}" if arg else "label removed"))  # type: ignore[union-attr]
+            elif name == "fork":
+                backend = open_backend(agent.config)
+                new = fork_session(backend, store.session_id, store.leaf_id, cwd=os.getcwd())  # type: ignore[union-attr]
+                fresh = backend.open(new)
+                agent.store = fresh
+                store.close()  # type: ignore[union-attr]
+                print(self._dim(f"forked: now in session {new[:8]} (the old one is unchanged)"))
+            elif not arg:
+                nodes = store.tree()  # type: ignore[union-attr]
+                for line in format_tree(nodes) or ["(empty)"]:
+                    print(line)
+                print(self._dim("continue from an entry: /tree ENTRY (a prompt: edit and resend)"))
+            else:
+                ids = [n.id for n in store.tree() if n.id.startswith(arg)]  # type: ignore[union-attr]
+                if len(ids) != 1:
+                    self._error(f"{arg!r} matches {len(ids)} entries (see /tree)")
+                    return
+                loaded = agent.branch_from(ids[0])
+                if loaded.dangling_user is not None:
+                    self.prefill = loaded.dangling_user
+                    print(self._dim("branched: the prompt is in the input line to edit and send"))
+                else:
+                    print(self._dim(f"continuing from {ids[0]}"))
+        except PantoError as e:
+            self._error(e)
 
     def compact(self, extra: str | None) -> None:
         print(self._dim("compacting the conversation…"))

@@ -111,9 +111,10 @@ def pick_session(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     dir: str | os.PathLike[str] | None = None,
-) -> Path | None:
+) -> Path | str | None:
     """Show the sessions numbered and read a choice: a number, or an id
-    prefix.  Returns None on an empty answer or EOF."""
+    prefix.  Returns the session's file, or its id in a database; None on an
+    empty answer or EOF."""
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if not infos:
@@ -129,10 +130,11 @@ def pick_session(
             return None
         answer = answer.strip()
         if answer.isdigit() and 1 <= int(answer) <= len(infos):
-            return infos[int(answer) - 1].path
+            info = infos[int(answer) - 1]
+            return info.path if info.path is not None else info.id
         matches = [i for i in infos if i.id.startswith(answer.lower())]
         if len(matches) == 1:
-            return matches[0].path
+            return matches[0].path if matches[0].path is not None else matches[0].id
         if not matches:
             try:
                 return resolve_session_id(answer, dir)
