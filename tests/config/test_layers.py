@@ -150,8 +150,8 @@ def test_extension_lists_kept_per_layer(user_dir: Path, project: Path) -> None:
     assert pol.allowed("foo.bar") and pol.allowed("std.read")
     assert str(pol.decide("agent.rules")) == 'deny "agent.**" (project)'
     assert c.extension_rocks() == [("user", "a 1.0-1"), ("project", "b ~> 2")]
-    assert c.extension_paths(cwd="/work") == [
-        ("project", Path("/work/dev")),
+    assert c.extension_paths(cwd="/srv/proj") == [
+        ("project", Path("/srv/proj/dev")),
         ("project", Path("/abs")),
     ]
     # merged view concatenates
