@@ -64,7 +64,7 @@ def test_lua_version_mismatch_is_reported(tmp_path: Path) -> None:
 def use_lua(monkeypatch: pytest.MonkeyPatch, lua_command: list[str] | None) -> None:
     """Make `bin/lua5.4` exec the test interpreter when `panto lua` is absent."""
     if lua_command is not None:
-        monkeypatch.setattr(rocks, "default_lua_command", lambda: list(lua_command))
+        monkeypatch.setattr(rocks.toolchain, "default_lua_command", lambda: list(lua_command))
 
 
 @needs_luarocks

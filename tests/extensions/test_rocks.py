@@ -218,7 +218,7 @@ def test_find_cc_without_any_compiler(tmp_path: Path) -> None:
 def test_no_lua_headers(
     rock_server: RockServer, lua_command: list[str] | None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(rocks, "HEADER_DIRS", ())
+    monkeypatch.setattr(rocks.toolchain, "HEADER_DIRS", ())
     rep = sync_(["cmod 0.1-1"], rock_server, lua_command)
     (cm,) = rep.results
     assert cm.error is not None and cm.error.kind == "no-headers", cm.message

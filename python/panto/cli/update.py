@@ -11,7 +11,9 @@ from panto.errors import ConfigError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from panto.extensions import cli, rocks
+    from panto.extensions import rocks
+
+    from . import rocks_args as cli
 
     p = argparse.ArgumentParser(
         prog="panto update",

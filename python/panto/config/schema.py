@@ -284,10 +284,10 @@ class Map(Spec):
 
 
 def _pattern_problem(p: str) -> str | None:
-    from ..extensions.policy import specificity
+    from ..extensions.policy import check_pattern
 
     try:
-        specificity(p)  # validates the glob
+        check_pattern(p)
     except ValueError as e:
         return str(e)
     return None

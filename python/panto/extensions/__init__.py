@@ -5,7 +5,11 @@
 - :mod:`panto.extensions.vers` -- luarocks versions, constraints and
   dependency strings (a port of ``luarocks.core.vers``).
 - :mod:`panto.extensions.rocks` -- ``$PANTO_HOME`` tree, the Lua prefix for
-  luarocks, startup sync / update / bootstrap with the system ``luarocks``.
+  luarocks, startup sync / update / bootstrap with the system ``luarocks``
+  (a package: tree, toolchain, luarocks, sync, bootstrap).
+
+Extension *loading* is :mod:`panto.lua.loader`; the argparse helpers of
+``panto bootstrap``/``update`` are :mod:`panto.cli.rocks_args`.
 
 Submodules are imported on use; importing this package costs nothing.
 """

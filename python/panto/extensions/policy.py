@@ -40,6 +40,7 @@ __all__ = [
     "Policy",
     "Rule",
     "Source",
+    "check_pattern",
     "format_plan",
     "match",
     "plan_load",
@@ -63,7 +64,8 @@ def valid_name(name: str) -> bool:
     return bool(name) and all(_SEGMENT.fullmatch(s) for s in name.split("."))
 
 
-def _check_pattern(pattern: str) -> tuple[str, ...]:
+def check_pattern(pattern: str) -> tuple[str, ...]:
+    """The segments of a dotted glob; ValueError (saying why) when it is not one."""
     if not isinstance(pattern, str) or not pattern:
         raise ValueError("a pattern must be a non-empty string")
     segs = tuple(pattern.split("."))
@@ -100,12 +102,12 @@ def _match_segs(pat: tuple[str, ...], name: tuple[str, ...]) -> bool:
 
 def match(pattern: str, name: str) -> bool:
     """Does the dotted glob ``pattern`` match ``name``?"""
-    return _match_segs(_check_pattern(pattern), tuple(name.split(".")))
+    return _match_segs(check_pattern(pattern), tuple(name.split(".")))
 
 
 def specificity(pattern: str) -> tuple[int, int, int]:
     """Sort key, higher is more specific: (literal segments, segments, -``**``s)."""
-    segs = _check_pattern(pattern)
+    segs = check_pattern(pattern)
     literal = sum(1 for s in segs if s not in ("*", "**"))
     doubles = sum(1 for s in segs if s == "**")
     return (literal, len(segs), -doubles)
@@ -189,7 +191,7 @@ class Policy:
                 raise ConfigError(f"{where}extensions.{kind}: expected a list of dotted globs")
             for p in patterns:
                 try:
-                    _check_pattern(p)
+                    check_pattern(p)
                 except ValueError as e:
                     where = f"{lp.origin}: " if lp.origin else f"{lp.layer} layer: "
                     raise ConfigError(f"{where}extensions.{kind}: {e}") from None

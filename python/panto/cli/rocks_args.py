@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import ConfigError
-from .rocks import RockResult, SyncReport
+from ..extensions.rocks import RockResult, SyncReport
 
 __all__ = ["add_rock_args", "print_results", "read_rock_config", "rock_inputs"]
 

@@ -1,0 +1,65 @@
+"""Rocks: ``extensions.rocks`` and the batteries manifest, installed by luarocks.
+
+Layout (seed 000 Q3, ARCHITECTURE §8)::
+
+    $PANTO_HOME/                      $PANTO_HOME or $XDG_DATA_HOME/panto
+      rocks/lua-5.4.8/                the luarocks tree (--tree) and Lua prefix (--lua-dir)
+        bin/lua5.4                    shell wrapper: exec <python> -m panto lua "$@"
+        include/                      Lua 5.4 headers (copied from liblua5.4-dev)
+        share/lua/5.4/  lib/lua/5.4/  installed modules
+        lib/luarocks/rocks-5.4/NAME/VERSION/rock_manifest   what is installed
+        luarocks-config.lua           servers + isolation (LUAROCKS_CONFIG)
+        panto-batteries.json          what `panto bootstrap` installed
+
+Startup calls :func:`sync`: it reads the tree's directories and returns at
+once, without spawning anything, when every rock is present.  Otherwise it
+runs the system ``luarocks`` (3.8+) for the missing ones only.  Nothing
+here raises for an environment problem: every outcome -- luarocks missing,
+no compiler, no headers, no network, a failing build -- is a
+:class:`RockResult` with a clear ``message``, and the caller keeps going.
+
+Modules: ``tree`` (the layout), ``toolchain`` (luarocks, compiler, headers),
+``luarocks`` (results and the :class:`Rocks` runner), ``sync`` (start-up sync
+and update), ``bootstrap`` (the batteries manifest).
+"""
+
+from __future__ import annotations
+
+from ...paths import LUA_VERSION, panto_home
+from .bootstrap import BatteriesManifest, BootstrapReport, bootstrap, load_manifest
+from .luarocks import RockError, RockResult, Rocks, SyncReport
+from .sync import missing, sync, update
+from .toolchain import (
+    Toolchain,
+    check_toolchain,
+    default_lua_command,
+    find_cc,
+    find_lua_headers,
+    find_luarocks,
+)
+from .tree import LUA_SHORT, NESTED_ENV, RockTree
+
+__all__ = [
+    "LUA_SHORT",
+    "LUA_VERSION",
+    "NESTED_ENV",
+    "BatteriesManifest",
+    "BootstrapReport",
+    "RockError",
+    "RockResult",
+    "RockTree",
+    "Rocks",
+    "SyncReport",
+    "Toolchain",
+    "bootstrap",
+    "check_toolchain",
+    "default_lua_command",
+    "find_cc",
+    "find_lua_headers",
+    "find_luarocks",
+    "load_manifest",
+    "missing",
+    "panto_home",
+    "sync",
+    "update",
+]
