@@ -72,3 +72,5 @@ def test_agent_branches_at_an_earlier_prompt(backend: Backend, workdir: str) -> 
             assert server.requests[-2].body == server.requests[-1].body
             resumed.close()
             fresh.close()
+    # no key in the store, whatever the backend
+    assert "sk-test-tree" not in "".join(map(str, backend.backend.export(sid)))
