@@ -260,3 +260,45 @@ def test_the_terminal_going_away_during_a_tool_exits_129_and_keeps_the_session(
     [path] = env.sessions()
     msgs = [m for m in env.session_messages(path) if m["role"] != "system"]
     assert [m["role"] for m in msgs] == ["user", "assistant", "tool"]
+
+
+def test_ctrl_c_before_any_answer_puts_the_prompt_back(
+    env: Env, server: ScriptedServer, term: Callable[..., Pty]
+) -> None:
+    from panto.conversation import Text
+    from panto.testing import Reply
+
+    server.push(Reply([Text("late")], stall_after=0, stall=20))
+    t = term(*scripted(env, server))
+    t.prompt()
+    t.line("slow one")
+    t.expect("waiting for model")
+    deadline = time.monotonic() + 20
+    while not server.requests and time.monotonic() < deadline:  # the request is out
+        time.sleep(0.05)
+    t.send("\x03")
+    t.expect(r"\[cancelled\]")
+    t.prompt()
+    t.pump()
+    assert t.screen_lines()[t.screen.cursor.y].rstrip() == "› slow one"
+    t.send("\x15fast one\r")  # Ctrl-U clears the line
+    t.expect("You said: fast one")
+    t.prompt()
+    assert user_texts(server.requests[-1].json) == ["fast one"]
+
+
+def test_an_unanswered_prompt_is_in_the_input_line_on_continue(
+    env: Env, server: ScriptedServer, term: Callable[..., Pty]
+) -> None:
+    server.push(HTTPError(400, {"type": "error", "error": {"type": "x", "message": "nope"}}))
+    r = env.run(*scripted(env, server), "-p", "left unanswered")
+    assert r.returncode == 1
+    t = term(*scripted(env, server), "--continue")
+    t.expect("it is in the input line")
+    t.prompt()
+    t.pump()
+    assert t.screen_lines()[t.screen.cursor.y].rstrip() == "› left unanswered"
+    t.send("\r")
+    t.expect("You said: left unanswered")
+    t.prompt()
+    assert user_texts(server.requests[-1].json) == ["left unanswered"]
