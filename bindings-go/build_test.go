@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -33,54 +32,12 @@ func TestCoreCopyInSync(t *testing.T) {
 	}
 }
 
-func TestABIAndLayout(t *testing.T) {
+func TestABIVersion(t *testing.T) {
 	if LibraryABIVersion() != ABIVersion {
 		t.Fatalf("panto_abi_version() = %d, header says %d", LibraryABIVersion(), ABIVersion)
 	}
 	if v := Version(); strings.Count(v, ".") != 2 {
 		t.Errorf("Version() = %q", v)
-	}
-	if runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" {
-		// LP64 layout of the ABI structs, as asserted from C and Python.
-		want := map[string]int{
-			"sizeof(panto_event)":                       104,
-			"offsetof(panto_event, u)":                  8,
-			"sizeof(panto_error)":                       48,
-			"sizeof(panto_stream_options)":              32,
-			"offsetof(panto_block_complete, tool_name)": 64,
-			"offsetof(panto_error, retryable)":          4,
-		}
-		got := layout()
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s = %d, want %d", k, got[k], v)
-			}
-		}
-	}
-	// The Go names of enum values match the core's.
-	wires, kinds, blocks, stops, codes := cNames()
-	for i := 1; i <= 3; i++ {
-		if Wire(i).String() != wires[i] {
-			t.Errorf("wire %d: Go %q, C %q", i, Wire(i), wires[i])
-		}
-	}
-	for i := 1; i <= 7; i++ {
-		if EventType(i).String() != kinds[i] {
-			t.Errorf("event kind %d: Go %q, C %q", i, EventType(i), kinds[i])
-		}
-		if string(stopReason(i)) != stops[i] {
-			t.Errorf("stop reason %d: Go %q, C %q", i, stopReason(i), stops[i])
-		}
-	}
-	for i := 1; i <= 4; i++ {
-		if BlockKind(i).String() != blocks[i] {
-			t.Errorf("block kind %d: Go %q, C %q", i, BlockKind(i), blocks[i])
-		}
-	}
-	for i := 0; i <= 8; i++ {
-		if ErrorCode(i).String() != codes[i] {
-			t.Errorf("error code %d: Go %q, C %q", i, ErrorCode(i), codes[i])
-		}
 	}
 }
 

@@ -527,7 +527,7 @@ func openaiMessages(system string, messages []Message) ([]any, error) {
 			var texts []string
 			for _, b := range m.Content {
 				switch b := b.(type) {
-				case ToolResult:
+				case ToolResultBlock:
 					content := b.Content
 					if b.IsError {
 						content = "Error: " + content
@@ -596,7 +596,7 @@ func anthropicMessages(messages []Message) []any {
 			var texts []map[string]any
 			for _, b := range m.Content {
 				switch b := b.(type) {
-				case ToolResult:
+				case ToolResultBlock:
 					blocks = append(blocks, map[string]any{"type": "tool_result", "tool_use_id": b.ToolUseID,
 						"content": b.Content, "is_error": b.IsError})
 				case Text:

@@ -212,10 +212,10 @@ func TestClientOpenAIToolCalls(t *testing.T) {
 				ToolUse{ID: "call_0", Name: "get_weather", Input: map[string]any{"city": "Rome"}},
 			}},
 			{Role: RoleTool, Content: []Block{
-				ToolResult{ToolUseID: "call_0", Content: "18C <sunny>"},
+				ToolResultBlock{ToolUseID: "call_0", Content: "18C <sunny>"},
 			}},
 			{Role: RoleTool, Content: []Block{
-				ToolResult{ToolUseID: "call_x", Content: "boom", IsError: true},
+				ToolResultBlock{ToolUseID: "call_x", Content: "boom", IsError: true},
 			}},
 		},
 		Tools:     []Tool{{Name: "get_weather", Description: "Weather for a city", InputSchema: schema}},
@@ -269,7 +269,7 @@ func TestClientAnthropicToolUse(t *testing.T) {
 				Text{Text: ""},
 				ToolUse{ID: "toolu_0", Name: "read", Input: map[string]any{"path": "b.go"}},
 			}},
-			{Role: RoleTool, Content: []Block{ToolResult{ToolUseID: "toolu_0", Content: "package b"}}},
+			{Role: RoleTool, Content: []Block{ToolResultBlock{ToolUseID: "toolu_0", Content: "package b"}}},
 			UserMessage("now a.go"),
 		},
 		Tools: []Tool{{Name: "read", Description: "Read a file", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},

@@ -108,7 +108,7 @@ func decodeChunks(t testing.TB, wire Wire, body []byte, size int) decoded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dec.Free()
+	defer dec.Close()
 	rest := body
 	closed := false
 	return render(t, func() (Event, error) {
@@ -123,18 +123,18 @@ func decodeChunks(t testing.TB, wire Wire, body []byte, size int) decoded {
 					rest = nil
 				}
 				closed = true
-				_ = dec.Close()
+				_ = dec.Finish()
 				continue
 			}
 			if err != ErrNeedMore {
 				return ev, err
 			}
 			if closed {
-				t.Fatal("ErrNeedMore after Close")
+				t.Fatal("ErrNeedMore after Finish")
 			}
 			if len(rest) == 0 {
 				closed = true
-				if err := dec.Close(); err != nil {
+				if err := dec.Finish(); err != nil {
 					// The error is sticky: Next reports it.
 					continue
 				}

@@ -205,13 +205,6 @@ static int pgo_finish(pgo_dec *d) { return panto_stream_finish(d->s); }
 
 static int pgo_error(pgo_dec *d, panto_error *e) { return panto_stream_error(d->s, e); }
 
-// Layout facts for the tests (cgo is not allowed in _test.go files).
-static size_t pgo_sizeof_event(void) { return sizeof(panto_event); }
-static size_t pgo_offsetof_union(void) { return offsetof(panto_event, u); }
-static size_t pgo_sizeof_error(void) { return sizeof(panto_error); }
-static size_t pgo_sizeof_options(void) { return sizeof(panto_stream_options); }
-static size_t pgo_offsetof_block_complete_tool_name(void) { return offsetof(panto_block_complete, tool_name); }
-static size_t pgo_offsetof_error_retryable(void) { return offsetof(panto_error, retryable); }
 */
 import "C"
 
@@ -224,11 +217,11 @@ import (
 )
 
 // ErrNeedMore is returned by (*Decoder).Next when every byte fed so far has
-// been decoded: Feed more input, or Close to declare the end of it.
+// been decoded: Feed more input, or Finish to declare the end of it.
 var ErrNeedMore = errors.New("panto: decoder needs more input")
 
-// ErrFreed is returned by a Decoder used after Free.
-var ErrFreed = errors.New("panto: decoder already freed")
+// ErrDecoderClosed is returned by a Decoder used after Close.
+var ErrDecoderClosed = errors.New("panto: decoder closed")
 
 // ABIVersion is the PANTO_ABI_VERSION of the header this package was built
 // with; LibraryABIVersion reports what the compiled core says.
@@ -270,15 +263,15 @@ func WithMaxJSONDepth(n int) Option {
 //
 // Lifecycle and memory: the decoder owns C memory.  It is released
 // deterministically as soon as the decoder is finished (Next returned an
-// error, or io.EOF after Close), or by Free, which may be called at any time
-// and more than once.  A decoder dropped without either is released by a
-// runtime cleanup when it is garbage collected, but do not rely on that:
-// `defer dec.Free()` is the idiom.
+// error, or io.EOF after Finish), or by Close (io.Closer), which may be
+// called at any time and more than once.  A decoder dropped without either
+// is released by a runtime cleanup when it is garbage collected, but do not
+// rely on that: `defer dec.Close()` is the idiom.
 type Decoder struct {
 	c       *C.pgo_dec
 	cleanup runtime.Cleanup
 	wire    Wire
-	closed  bool  // Close (panto_stream_finish) called
+	closed  bool  // Finish (panto_stream_finish) called
 	err     error // sticky terminal error (not io.EOF)
 	eof     bool  // Next returned io.EOF
 	n, i    int   // events in the current batch, next to deliver
@@ -310,16 +303,16 @@ func (d *Decoder) Wire() Wire { return d.wire }
 
 // Feed appends input.  The bytes are copied; p may be reused at once.  An
 // error means the decoder has failed (Next reports the same error) or that
-// Feed was called after Close or Free.
+// Feed was called after Finish or Close.
 func (d *Decoder) Feed(p []byte) error {
 	if d.c == nil {
 		if d.err != nil {
 			return d.err
 		}
-		return ErrFreed
+		return ErrDecoderClosed
 	}
 	if d.closed {
-		return errors.New("panto: Feed after Close")
+		return errors.New("panto: Feed after Finish")
 	}
 	if len(p) == 0 {
 		return nil
@@ -330,12 +323,12 @@ func (d *Decoder) Feed(p []byte) error {
 	return nil
 }
 
-// Close declares the end of input (EOF; panto_stream_finish).  Events still
-// buffered remain available from Next; if the terminal event never came,
-// Next then fails with a *TruncatedError.  Close does not release memory by
-// itself: drain Next to io.EOF or an error, or call Free.  Closing twice is a
-// no-op.
-func (d *Decoder) Close() error {
+// Finish declares the end of input (EOF; panto_stream_finish).  Events
+// still buffered remain available from Next; if the terminal event never
+// came, Next then fails with a *TruncatedError.  Finish does not release
+// memory by itself: drain Next to io.EOF or an error, or call Close.
+// Finishing twice is a no-op.
+func (d *Decoder) Finish() error {
 	if d.closed {
 		return nil
 	}
@@ -343,22 +336,30 @@ func (d *Decoder) Close() error {
 		if d.err != nil {
 			return d.err
 		}
-		return ErrFreed
+		return ErrDecoderClosed
 	}
 	d.closed = true
 	if C.pgo_finish(d.c) != C.PANTO_OK {
 		return d.fail()
 	}
 	if d.eof && d.i >= d.n {
-		d.Free()
+		d.release()
 	}
 	return nil
 }
 
-// Free releases the decoder's C memory now.  The decoder is unusable
-// afterwards (Next returns io.EOF if it had finished, else ErrFreed).
-// Calling Free more than once is harmless.
-func (d *Decoder) Free() {
+// Close releases the decoder's C memory now (io.Closer).  The decoder is
+// unusable afterwards (Next returns io.EOF if it had finished, its error if
+// it had failed, else ErrDecoderClosed).  Close never fails and may be
+// called more than once; it does not declare the end of input (Finish
+// does).
+func (d *Decoder) Close() error {
+	d.release()
+	return nil
+}
+
+// release frees the C stream; idempotent.
+func (d *Decoder) release() {
 	if d.c == nil {
 		return
 	}
@@ -387,14 +388,14 @@ func (d *Decoder) Next() (Event, error) {
 		return ev, nil
 	}
 	if d.err != nil {
-		d.Free()
+		d.release()
 		return nil, d.err
 	}
 	if d.eof {
 		return nil, io.EOF
 	}
 	if d.c == nil {
-		return nil, ErrFreed
+		return nil, ErrDecoderClosed
 	}
 	var st C.int
 	d.n = int(C.pgo_next(d.c, &st))
@@ -410,12 +411,12 @@ func (d *Decoder) Next() (Event, error) {
 	case C.PANTO_DONE:
 		d.eof = true
 		if d.closed {
-			d.Free()
+			d.release()
 		}
 		return nil, io.EOF
 	case -2:
 		d.err = &DecodeError{Code: ErrCodeNoMemory, Message: "out of memory copying an event"}
-		d.Free()
+		d.release()
 		return nil, d.err
 	default:
 		return nil, d.fail()
@@ -437,7 +438,7 @@ func (d *Decoder) fail() error {
 	// give; free it unless events of the current batch still wait in its
 	// scratch buffer (Feed or Close failed mid-batch): Next frees it then.
 	if d.i >= d.n {
-		d.Free()
+		d.release()
 	}
 	return d.err
 }
@@ -501,28 +502,4 @@ func (d *Decoder) event(i int) Event {
 		return SSE{Event: d.str(e, 0), Data: d.str(e, 1), ID: d.str(e, 2), Retry: int64(e.retry)}
 	}
 	panic(fmt.Sprintf("panto: unknown event kind %d", int(e.kind)))
-}
-
-// layout reports C struct sizes for the layout test.
-func layout() map[string]int {
-	return map[string]int{
-		"sizeof(panto_event)":                       int(C.pgo_sizeof_event()),
-		"offsetof(panto_event, u)":                  int(C.pgo_offsetof_union()),
-		"sizeof(panto_error)":                       int(C.pgo_sizeof_error()),
-		"sizeof(panto_stream_options)":              int(C.pgo_sizeof_options()),
-		"offsetof(panto_block_complete, tool_name)": int(C.pgo_offsetof_block_complete_tool_name()),
-		"offsetof(panto_error, retryable)":          int(C.pgo_offsetof_error_retryable()),
-	}
-}
-
-// cNames returns the core's names for enum values, for the tests.
-func cNames() (wires, kinds, blocks, stops, codes []string) {
-	for i := 0; i <= 8; i++ {
-		wires = append(wires, C.GoString(C.panto_wire_name(C.int(i))))
-		kinds = append(kinds, C.GoString(C.panto_event_kind_name(C.int(i))))
-		blocks = append(blocks, C.GoString(C.panto_block_kind_name(C.int(i))))
-		stops = append(stops, C.GoString(C.panto_stop_reason_name(C.int(i))))
-		codes = append(codes, C.GoString(C.panto_error_code_name(C.int(i))))
-	}
-	return
 }

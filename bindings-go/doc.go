@@ -4,7 +4,8 @@
 // The layers, from the bottom:
 //
 //   - Decoder: sans-I/O.  Feed bytes, pull events with Next (ErrNeedMore,
-//     io.EOF after the terminal event), Close at end of input.
+//     io.EOF after the terminal event), Finish at end of input, Close to
+//     release (io.Closer).
 //   - Stream: a Decoder over an io.Reader such as an HTTP body, with Next,
 //     Iter (range-over-func; check Err afterwards, as with bufio.Scanner),
 //     Chan, Message, Close and context cancellation.

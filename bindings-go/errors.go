@@ -33,13 +33,43 @@ func (c ErrorCode) String() string {
 }
 
 // DecodeError means the bytes are not a valid stream of the wire: bad SSE,
-// bad JSON, a protocol violation, a limit hit.
+// bad JSON, a protocol violation, a limit hit.  Match the kind with
+// errors.Is and the sentinels below (errors.Is(err, panto.ErrBadJSON)), or
+// read Code through errors.As.
 type DecodeError struct {
 	Code    ErrorCode
 	Message string
 }
 
-func (e *DecodeError) Error() string { return "panto: " + e.Code.String() + ": " + e.Message }
+func (e *DecodeError) Error() string {
+	if e.Message == "" {
+		return "panto: " + e.Code.String()
+	}
+	return "panto: " + e.Code.String() + ": " + e.Message
+}
+
+// Is reports whether target is the sentinel of e's code (a *DecodeError
+// with that Code and no Message), so that errors.Is(err, ErrBadJSON) works.
+func (e *DecodeError) Is(target error) bool { return isSentinel(target, e.Code) }
+
+// Sentinels for errors.Is, one per error code.  ErrTruncated matches a
+// *TruncatedError and ErrProvider a *ProviderError; the others match a
+// *DecodeError of their code.
+var (
+	ErrBadSSE          error = &DecodeError{Code: ErrCodeBadSSE}
+	ErrBadJSON         error = &DecodeError{Code: ErrCodeBadJSON}
+	ErrProtocol        error = &DecodeError{Code: ErrCodeProtocol}
+	ErrProvider        error = &DecodeError{Code: ErrCodeProvider}
+	ErrTruncated       error = &DecodeError{Code: ErrCodeTruncated}
+	ErrLimit           error = &DecodeError{Code: ErrCodeLimit}
+	ErrInvalidArgument error = &DecodeError{Code: ErrCodeInvalidArgument}
+	ErrNoMemory        error = &DecodeError{Code: ErrCodeNoMemory}
+)
+
+func isSentinel(target error, code ErrorCode) bool {
+	t, ok := target.(*DecodeError)
+	return ok && t.Message == "" && t.Code == code
+}
 
 // TruncatedError means the input ended before the terminal event: the
 // connection dropped mid-stream, or the body was cut.  Err is the read error
@@ -58,6 +88,9 @@ func (e *TruncatedError) Error() string {
 
 func (e *TruncatedError) Unwrap() error { return e.Err }
 
+// Is matches ErrTruncated.
+func (e *TruncatedError) Is(target error) bool { return isSentinel(target, ErrCodeTruncated) }
+
 // ProviderError is an error reported by the provider: an HTTP error status,
 // or an error object inside a 200 stream (Anthropic's `event: error`, an
 // OpenAI chunk with an `error` object).
@@ -72,6 +105,9 @@ type ProviderError struct {
 // Retryable reports whether repeating the request may succeed (rate limits,
 // overload, server errors).
 func (e *ProviderError) Retryable() bool { return e.retryable }
+
+// Is matches ErrProvider.
+func (e *ProviderError) Is(target error) bool { return isSentinel(target, ErrCodeProvider) }
 
 func (e *ProviderError) Error() string {
 	s := "panto: provider error"

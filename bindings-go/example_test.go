@@ -42,7 +42,7 @@ func ExampleDecoder() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer dec.Free()
+	defer dec.Close()
 
 	// Bytes arrive in arbitrary pieces.
 	for _, chunk := range []string{body[:100], body[100:333], body[333:]} {
@@ -65,7 +65,7 @@ func ExampleDecoder() {
 			}
 		}
 	}
-	if err := dec.Close(); err != nil { // end of input
+	if err := dec.Finish(); err != nil { // end of input
 		log.Fatal(err)
 	}
 	// Output:

@@ -19,7 +19,7 @@ const (
 )
 
 // A Block is one content block of a Message: Text, Thinking,
-// RedactedThinking, ToolUse or ToolResult.
+// RedactedThinking, ToolUse or ToolResultBlock.
 type Block interface {
 	// BlockType is the block's "type" in JSON: "text", "thinking",
 	// "redacted_thinking", "tool_use" or "tool_result".
@@ -61,8 +61,10 @@ type ToolUse struct {
 	RawInput string
 }
 
-// ToolResult answers the ToolUse with ID ToolUseID.
-type ToolResult struct {
+// ToolResultBlock answers the ToolUse with ID ToolUseID.  The names are the
+// Python package's: blocks ToolUse and ToolResultBlock (the name ToolResult
+// is the agent's event that reports a tool's outcome).
+type ToolResultBlock struct {
 	ToolUseID string
 	Content   string
 	IsError   bool
@@ -72,7 +74,7 @@ func (Text) BlockType() string             { return "text" }
 func (Thinking) BlockType() string         { return "thinking" }
 func (RedactedThinking) BlockType() string { return "redacted_thinking" }
 func (ToolUse) BlockType() string          { return "tool_use" }
-func (ToolResult) BlockType() string       { return "tool_result" }
+func (ToolResultBlock) BlockType() string  { return "tool_result" }
 func (Server) BlockType() string           { return "server" }
 
 // NewToolUse parses a tool call's arguments the way the Python package does:
@@ -162,7 +164,7 @@ func BlockMap(b Block) map[string]any {
 			d["raw_input"] = b.RawInput
 		}
 		return d
-	case ToolResult:
+	case ToolResultBlock:
 		return map[string]any{"type": "tool_result", "tool_use_id": b.ToolUseID, "content": b.Content, "is_error": b.IsError}
 	}
 	panic(fmt.Sprintf("panto: not a content block: %T", b))
@@ -246,7 +248,7 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 			}
 			m.Content = append(m.Content, ToolUse{v.ID, v.Name, v.Input, v.RawInput})
 		case "tool_result":
-			m.Content = append(m.Content, ToolResult{v.ToolUseID, v.Content, v.IsError})
+			m.Content = append(m.Content, ToolResultBlock{v.ToolUseID, v.Content, v.IsError})
 		default:
 			return fmt.Errorf("panto: unknown content block type %q", v.Type)
 		}

@@ -100,7 +100,7 @@ func (s *Stream) end(err error) {
 	if err != nil {
 		s.pending = nil
 	}
-	s.dec.Free()
+	_ = s.dec.Close()
 	s.closeBody()
 	if s.stopCtx != nil {
 		s.stopCtx()
@@ -182,7 +182,7 @@ func (s *Stream) next() (Event, error) {
 				if rerr != io.EOF {
 					s.readErr = rerr
 				}
-				_ = s.dec.Close()
+				_ = s.dec.Finish()
 			}
 		case err == io.EOF:
 			// WireSSE at the end of input (provider wires end at their

@@ -102,7 +102,7 @@ go_checks() {
             echo "$unformatted"
             exit 1
         fi
-        go vet ./... && go test -race -count=1 ./...
+        go vet ./... && go vet -tags pantotest ./... && go test -tags pantotest -race -count=1 ./...
     )
 }
 
