@@ -57,3 +57,17 @@ def test_json_ids_resume_at_and_fork(
     r = panto("-p", "x", "--continue", "--output-format", "stream-json", cwd=work, data=data)
     last = json.loads(r.stdout.splitlines()[-1])
     assert last["type"] == "result" and last["session_id"] and last["leaf_id"]
+
+
+def test_repl_clear_starts_a_new_database_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work, data = tmp_path / "work", tmp_path / "data"
+    work.mkdir()
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    monkeypatch.setenv("PANTO_SESSION_URL", url)
+    r = panto(cwd=work, data=data, input="first\n/clear\nsecond\n")
+    assert r.returncode == 0, r.stderr
+    infos = open_backend(url).list(str(work))
+    assert sorted(i.first_prompt for i in infos) == ["first", "second"]
+    assert all(i.message_count == 2 for i in infos)

@@ -282,6 +282,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             interactive.new_store = new_store
             interactive.reopen_store = reopen_store
+        elif hasattr(session.store, "tree"):  # a session in a database
+            from ..sessions import open_backend
+
+            backend = open_backend(config)
+
+            def new_db_store() -> SessionStore:
+                return backend.create(os.getcwd())
+
+            def reopen_db_store() -> tuple[SessionStore, Any]:
+                old = agent.store
+                assert old is not None
+                old.close()
+                fresh = backend.open(old.session_id)
+                return fresh, fresh.load_conversation()
+
+            interactive.new_store = new_db_store
+            interactive.reopen_store = reopen_db_store
         return interactive.loop()
     finally:
         agent.close()

@@ -20,7 +20,7 @@ from ..errors import SessionError
 from ..paths import panto_home
 from .base import Durability, LoadedSession, SessionStore, TreeNode
 from .catalog import SessionInfo, find_most_recent_session, list_sessions, resolve_session_id
-from .context import entries_of, tree
+from .context import build_context, entries_of, tree
 from .fastload import FORMAT_VERSION, check_header, dump_line
 from .jsonl import FSJSONLStore, cwd_slug, default_sessions_dir, read_session
 
@@ -150,7 +150,8 @@ class JSONLBackend:
         from .fastload import parse_file
 
         p = self._path(ref)
-        return tree(parse_file(p), str(p), read_session(p).leaf_id)
+        parsed = parse_file(p)
+        return tree(parsed, str(p), build_context(parsed, str(p)).leaf_id)
 
     def list(self, cwd: str | os.PathLike[str] | None = None) -> list[SessionInfo]:
         return list_sessions(self.dir, cwd)
