@@ -291,6 +291,18 @@ PANTO_EXTERN(int) panto_stream_finish(panto_stream *s);
  * see the conventions above. */
 PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev);
 
+/* Decode up to `cap` events into events[0..*n), copying their strings into
+ * buf[0..bufcap): the strings then live in the caller's buffer (valid until
+ * the caller reuses it), so one call may span many SSE events -- the batch
+ * call the bindings use instead of one call per event.  Returns PANTO_EVENT
+ * when *n > 0, else what panto_next_event would return (PANTO_NEED_MORE,
+ * PANTO_DONE, PANTO_ERROR).  An event whose strings alone exceed bufcap is
+ * returned by itself (*n == 1) with its strings borrowed from the stream as
+ * with panto_next_event (check whether a ptr lies inside buf).  The same
+ * terminal invariant and errors as panto_next_event apply. */
+PANTO_EXTERN(int) panto_next_events(panto_stream *s, panto_event *events, size_t cap,
+                                    char *buf, size_t bufcap, size_t *n);
+
 /* Copy the stream's error into *out (code PANTO_ERR_NONE when there is
  * none).  The strings are borrowed like event strings.  Returns PANTO_OK,
  * or PANTO_ERROR when s or out is NULL. */

@@ -715,22 +715,10 @@ static int pop(panto_stream *s, panto_event *ev) {
     return PANTO_EVENT;
 }
 
-PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
-    if (!s)
-        return PANTO_ERROR;
-    /* The terminal invariant outranks later errors: once MESSAGE_COMPLETE
-     * was delivered, next_event says DONE forever (an event after it is
-     * reported by panto_stream_finish and panto_stream_error). */
-    if (s->terminal && s->q_len == 0)
-        return PANTO_DONE;
-    if (s->err_code != PANTO_ERR_NONE)
-        return PANTO_ERROR;
-    if (!ev) {
-        pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_next_event: ev is NULL");
-        return PANTO_ERROR;
-    }
-    if (s->q_len)
-        return pop(s, ev);
+/* Decode until the queue holds an event: PANTO_EVENT, or the status that
+ * stops it (NEED_MORE, DONE, ERROR).  Called with an empty queue only, so
+ * no delivered event still borrows the arena or a retired block. */
+static int fill(panto_stream *s) {
     if (s->done)
         return PANTO_DONE;
     recycle_retired(s);
@@ -771,8 +759,114 @@ PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
             return PANTO_ERROR;
         }
         if (s->q_len)
-            return pop(s, ev);
+            return PANTO_EVENT;
     }
+}
+
+/* The status panto_next_event returns before it looks at the queue, or 0. */
+static int early_status(const panto_stream *s) {
+    /* The terminal invariant outranks later errors: once MESSAGE_COMPLETE
+     * was delivered, next_event says DONE forever (an event after it is
+     * reported by panto_stream_finish and panto_stream_error). */
+    if (s->terminal && s->q_len == 0)
+        return PANTO_DONE;
+    if (s->err_code != PANTO_ERR_NONE)
+        return PANTO_ERROR;
+    return 0;
+}
+
+PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
+    if (!s)
+        return PANTO_ERROR;
+    int st = early_status(s);
+    if (st)
+        return st;
+    if (!ev) {
+        pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_next_event: ev is NULL");
+        return PANTO_ERROR;
+    }
+    if (!s->q_len && (st = fill(s)) != PANTO_EVENT)
+        return st;
+    return pop(s, ev);
+}
+
+/* The string fields of an event (at most 5). */
+static int event_strings(panto_event *ev, panto_str **out) {
+    switch (ev->kind) {
+    case PANTO_EV_MESSAGE_START:
+        out[0] = &ev->u.message_start.id;
+        out[1] = &ev->u.message_start.model;
+        return 2;
+    case PANTO_EV_TOOL_DETAILS:
+        out[0] = &ev->u.tool_details.id;
+        out[1] = &ev->u.tool_details.name;
+        return 2;
+    case PANTO_EV_CONTENT_DELTA:
+        out[0] = &ev->u.content_delta.text;
+        return 1;
+    case PANTO_EV_BLOCK_COMPLETE:
+        out[0] = &ev->u.block_complete.text;
+        out[1] = &ev->u.block_complete.signature;
+        out[2] = &ev->u.block_complete.tool_id;
+        out[3] = &ev->u.block_complete.tool_name;
+        out[4] = &ev->u.block_complete.citations;
+        return 5;
+    case PANTO_EV_MESSAGE_COMPLETE:
+        out[0] = &ev->u.message_complete.raw_stop_reason;
+        return 1;
+    case PANTO_EV_SSE:
+        out[0] = &ev->u.sse.event;
+        out[1] = &ev->u.sse.data;
+        out[2] = &ev->u.sse.id;
+        return 3;
+    default:
+        return 0;
+    }
+}
+
+PANTO_EXTERN(int) panto_next_events(panto_stream *s, panto_event *events, size_t cap,
+                                    char *buf, size_t bufcap, size_t *n) {
+    if (n)
+        *n = 0;
+    if (!s)
+        return PANTO_ERROR;
+    int st = early_status(s);
+    if (st)
+        return st;
+    if (!events || !n || cap == 0 || (!buf && bufcap)) {
+        pt_fail(s, PANTO_ERR_INVALID_ARGUMENT,
+                "panto_next_events: events, n and cap must be set, and buf when bufcap is");
+        return PANTO_ERROR;
+    }
+    size_t used = 0, k = 0;
+    int last = PANTO_EVENT;
+    while (k < cap) {
+        if ((last = early_status(s)) != 0)
+            break;
+        if (!s->q_len && (last = fill(s)) != PANTO_EVENT)
+            break;
+        panto_event *ev = &s->q[s->q_head];
+        panto_str *strs[5];
+        int ns = event_strings(ev, strs);
+        size_t need = 0;
+        for (int i = 0; i < ns; i++)
+            need += strs[i]->len;
+        if (need > bufcap - used) {
+            if (k == 0) /* too large for any batch: alone, strings borrowed */
+                pop(s, &events[k++]);
+            break;
+        }
+        for (int i = 0; i < ns; i++) {
+            if (strs[i]->len) {
+                memcpy(buf + used, strs[i]->ptr, strs[i]->len);
+                strs[i]->ptr = buf + used;
+                used += strs[i]->len;
+            }
+        }
+        pop(s, &events[k++]);
+    }
+    *n = k;
+    return k ? PANTO_EVENT : last;
 }
 
 PANTO_EXTERN(int) panto_stream_error(const panto_stream *s, panto_error *out) {

@@ -333,3 +333,23 @@ def test_cdef_region_is_plain_declarations():
     region = _build_ffi.read_cdef(str(ROOT / "include" / "panto.h"))
     assert "panto_next_event" in region and "PANTO_EXTERN" not in region
     assert "#if" not in region and "#include" not in region
+
+
+def test_next_events_batches_with_copied_strings():
+    out = ffi.new("panto_stream **")
+    assert lib.panto_stream_new(lib.PANTO_WIRE_OPENAI_CHAT, ffi.NULL, out) == lib.PANTO_OK
+    s = ffi.gc(out[0], lib.panto_stream_free)
+    chunk = b'data: {"id":"c","choices":[{"delta":{"content":"%d"}}]}\n\n'
+    body = b"".join(chunk % i for i in range(10)) + b"data: [DONE]\n\n"
+    assert lib.panto_stream_feed(s, body, len(body)) == lib.PANTO_OK
+    evs = ffi.new("panto_event[64]")
+    buf = ffi.new("char[4096]")
+    n = ffi.new("size_t *")
+    assert lib.panto_next_events(s, evs, 64, buf, 4096, n) == lib.PANTO_EVENT
+    kinds = [evs[i].kind for i in range(n[0])]
+    assert kinds[0] == lib.PANTO_EV_MESSAGE_START and kinds[-1] == lib.PANTO_EV_MESSAGE_COMPLETE
+    deltas = [evs[i].u.content_delta.text for i in range(n[0]) if kinds[i] == 4]
+    # many SSE events in one call: the strings live in our buffer
+    assert b"".join(ffi.unpack(t.ptr, t.len) for t in deltas) == b"0123456789"
+    assert all(buf <= t.ptr < buf + 4096 for t in deltas)
+    assert lib.panto_next_events(s, evs, 64, buf, 4096, n) == lib.PANTO_DONE and n[0] == 0

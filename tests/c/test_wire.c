@@ -182,11 +182,39 @@ static void render_error(sb *b, panto_stream *s) {
     sb_add(b, "\n");
 }
 
+/* When batch_cap > 0, drain() pulls through panto_next_events with up to
+ * batch_cap events and a batch_buf-byte string buffer per call. */
+static size_t batch_cap, batch_buf;
+
 /* Drain; returns 1 when the stream is over (DONE or ERROR). */
 static int drain(panto_stream *s, sb *b, int *saw_terminal) {
     panto_event ev;
+    panto_event evs[64];
+    char *buf = batch_cap ? malloc(batch_buf + 1) : NULL;
+    size_t have = 0, next = 0;
     for (;;) {
-        int r = panto_next_event(s, &ev);
+        int r;
+        if (!batch_cap) {
+            r = panto_next_event(s, &ev);
+        } else if (next < have) {
+            ev = evs[next++];
+            r = PANTO_EVENT;
+        } else {
+            next = have = 0;
+            r = panto_next_events(s, evs, batch_cap, buf, batch_buf, &have);
+            if (r == PANTO_EVENT) {
+                if (have == 0 || have > batch_cap)
+                    invariant_failures++;
+                for (size_t i = 1; i < have; i++) /* only a lone event may borrow */
+                    if (evs[i].kind == PANTO_EV_CONTENT_DELTA &&
+                        (evs[i].u.content_delta.text.ptr < buf ||
+                         evs[i].u.content_delta.text.ptr > buf + batch_buf))
+                        invariant_failures++;
+                ev = evs[next++];
+            } else if (have != 0) {
+                invariant_failures++;
+            }
+        }
         if (r == PANTO_EVENT) {
             if (*saw_terminal)
                 invariant_failures++; /* nothing after the terminal */
@@ -195,6 +223,7 @@ static int drain(panto_stream *s, sb *b, int *saw_terminal) {
                 *saw_terminal = 1;
             continue;
         }
+        free(buf);
         if (r == PANTO_NEED_MORE)
             return 0;
         if (r == PANTO_DONE) {
@@ -282,6 +311,25 @@ static int splits_agree(int wire, const char *in) {
             ok = 0;
         }
         free(got);
+    }
+    /* panto_next_events gives the same events, whatever its cap and buffer
+     * (tiny buffers exercise the lone borrowed event) */
+    static const size_t batches[][2] = {{1, 0}, {2, 7}, {3, 64}, {64, 1 << 16}};
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0] && ok; i++) {
+        batch_cap = batches[i][0];
+        batch_buf = batches[i][1];
+        size_t cut = len / 3, cuts[2] = {len / 3, 2 * len / 3};
+        char *got = run_all(wire, in);
+        char *got2 = run_cuts(wire, in, len, cuts, 2);
+        (void)cut;
+        batch_cap = batch_buf = 0;
+        if (strcmp(got, want) != 0 || strcmp(got2, want) != 0) {
+            fprintf(stderr, "panto_next_events(cap %zu, buf %zu) differs:\n--- want\n%s--- got\n%s",
+                    batches[i][0], batches[i][1], want, strcmp(got, want) ? got : got2);
+            ok = 0;
+        }
+        free(got);
+        free(got2);
     }
     free(want);
     return ok;
