@@ -98,10 +98,12 @@ def new_key(wire: str) -> str:
 
 
 def marker_of(key: str) -> str:
-    """The part of the key that must never appear anywhere (any echo of the
-    key or of its prefixes that providers quote contains it)."""
+    """The part of the key that must never appear anywhere: 12 random hex
+    digits right after the fixed prefix, so any echo of the key, of a
+    prefix providers quote, or of a snippet cut after ~35 characters
+    contains it."""
     core = key.split("FAULTMARK", 1)[1]
-    return core[:24]
+    return core[:12]
 
 
 def make_home(root: Path) -> Path:

@@ -762,7 +762,7 @@ def echo_stream_error_late(conn: Conn, req: Request) -> None:
 
 def echo_non_sse_200(conn: Conn, req: Request) -> None:
     """A 200 whose body is not SSE (an HTML page quoting the key)."""
-    body = f"<html><body>proxy login failed for {echo_text(req)}</body></html>\n"
+    body = f"{req.key} is not authorized\n<html><body>{echo_text(req)}</body></html>\n"
     conn.respond(200, body, content_type="text/html")
 
 
