@@ -31,7 +31,6 @@ from faults_harness import (
     panto_env,
     session_messages,
     start_panto,
-    xfail,
 )
 
 #: how long the processes may take to die after the event that must kill them
@@ -154,7 +153,6 @@ def assert_no_survivors(token: str, when: str) -> None:
 # -- the tool ends; panto lives on --------------------------------------------------------
 
 
-@xfail("D7", "setsid / setsid -f children survive the tool's timeout")
 def test_tool_timeout_kills_the_tree(servers, home: Path, token: str) -> None:  # type: ignore[no-untyped-def]
     gate, arrived = threading.Event(), threading.Event()
     run = start(
@@ -202,7 +200,6 @@ print("bye", flush=True)
 """
 
 
-@xfail("D7", "setsid / setsid -f children survive a cancelled tool")
 def test_cancel_kills_the_tree(servers, home: Path, token: str) -> None:  # type: ignore[no-untyped-def]
     srv = servers(S.bash_call(tree_command(token)))
     env = panto_env(home, S.ANTHROPIC, srv.base_url(S.ANTHROPIC), new_key(S.ANTHROPIC))
@@ -253,25 +250,21 @@ SIGNAL_CASES = [
     pytest.param(
         signal.SIGINT,
         130,
-        marks=xfail("D7", "setsid / setsid -f children survive Ctrl-C"),
         id="SIGINT",
     ),
     pytest.param(
         signal.SIGTERM,
         143,
-        marks=xfail("D7", "processes of the running bash call survive SIGTERM"),
         id="SIGTERM",
     ),
     pytest.param(
         signal.SIGHUP,
         129,
-        marks=xfail("D7", "processes of the running bash call survive SIGHUP"),
         id="SIGHUP",
     ),
     pytest.param(
         signal.SIGKILL,
         -9,
-        marks=xfail("D7", "processes of the running bash call survive SIGKILL of panto"),
         id="SIGKILL",
     ),
 ]
@@ -298,7 +291,7 @@ def test_signal_to_panto_kills_the_tree(
     assert "Traceback" not in r.stderr, r.describe()
     if sig != signal.SIGKILL:
         # what was committed is persisted: the prompt and the tool call
-        msgs = session_messages(home)
+        msgs = [m for m in session_messages(home) if m["role"] != "system"]
         assert msgs and msgs[0]["role"] == "user", msgs
         assert any(b.get("type") == "tool_use" for m in msgs for b in m.get("content") or []), msgs
 
@@ -306,7 +299,6 @@ def test_signal_to_panto_kills_the_tree(
 # -- D5: a background job does not hold the tool's result back ----------------------------------
 
 
-@xfail("D5", "`cmd &` with unredirected output blocks the bash tool for its whole timeout")
 def test_background_job_does_not_block_the_tool(servers, home: Path, token: str) -> None:  # type: ignore[no-untyped-def]
     cmd = f"export PANTO_FAULT_TREE={token}\nsleep 30 &\necho hi"
     gate, arrived = threading.Event(), threading.Event()

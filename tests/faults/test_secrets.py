@@ -38,13 +38,14 @@ ENV = {
     "PANTO_MAX_RETRIES": "1",
 }
 
-D1_STREAM = xfail("D1", "a key echoed in an in-stream error event is printed and persisted")
-D1_SNIPPET = xfail("D1", "the quoted snippet of a non-SSE 200 body is not scrubbed")
+D1_SNIPPET = xfail(
+    "D1",
+    "the snippet of a non-SSE 200 body quoted in the DecodeError ('not an SSE field: \"sk-...') "
+    "is cut to ~40 characters before it is scrubbed, so the key's first 40 characters are printed",
+)
 
 #: behaviours whose leak is a known, not yet fixed defect
 KNOWN: dict[str, pytest.MarkDecorator] = {
-    "echo_stream_error_early": D1_STREAM,
-    "echo_stream_error_late": D1_STREAM,
     "echo_non_sse_200": D1_SNIPPET,
 }
 
