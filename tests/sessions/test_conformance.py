@@ -401,3 +401,74 @@ def test_sigkill_mid_append(backend: Backend, workdir: str) -> None:
 def test_sigkill_mid_append_many(backend: Backend, workdir: str) -> None:
     points, batches = kill_many_times(backend, workdir, 60, 4321)
     print(f"\ncrash test ({backend.kind}): {points} SIGKILL points, {batches} batches")
+
+
+@pytest.mark.parametrize("mode", ["stream", "tool"])
+def test_agent_killed_mid_turn(backend: Backend, workdir: str, mode: str) -> None:
+    """A whole agent SIGKILLed mid-answer and mid-tool-call: what was
+    committed loads (the prompt; the tool call), and the session resumes."""
+    from panto.agent import Agent
+    from panto.conversation import Conversation, ToolUse
+    from panto.sessions import unanswered_tool_uses
+    from panto.testing import Reply, ScriptedServer
+
+    rng = random.Random(7)
+    points = 3
+    for k in range(points):
+        if mode == "stream":
+            first = Reply([Text("x" * 400)], chunk=4, delay=0.005)
+        else:
+            first = Reply([Text("calling"), ToolUse("toolu_1", "slow", {"n": k})])
+        with ScriptedServer([first, Reply([Text("resumed fine")])]) as server:
+            child = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(HERE / "agent_child.py"),
+                    "anthropic",
+                    server.url,
+                    backend.url,
+                    workdir,
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, **CHILD_ENV},
+            )
+            try:
+                assert child.stdout is not None
+                kind, ref = child.stdout.readline().decode().split(maxsplit=1)
+                ref = ref.strip()
+                want = "delta" if mode == "stream" else "tool-start"
+                got = 0
+                while got < (1 + k * 5 if mode == "stream" else 1):
+                    line = child.stdout.readline().decode().strip()
+                    assert line and line != "done", "the turn ended before the kill"
+                    got += line == want
+                time.sleep(rng.random() * 0.02)
+                child.send_signal(signal.SIGKILL)
+                child.wait(10)
+            finally:
+                if child.poll() is None:
+                    child.kill()
+                    child.wait()
+            loaded = backend.backend.read(ref)
+            if mode == "stream":
+                assert loaded.conversation == Conversation()
+                assert loaded.dangling_user == "go"
+            else:
+                msgs = list(loaded.conversation)
+                assert [m.role for m in msgs] == ["user", "assistant"]
+                assert [u.id for u in unanswered_tool_uses(loaded.conversation)] == ["toolu_1"]
+            cfg = Config(
+                provider="anthropic", model="m", base_url=server.url, api_key="k", max_retries=0
+            )
+            with backend.backend.open(ref) as store:
+                agent = Agent(cfg, store=store, conversation=store.load_conversation().conversation)
+                agent.submit_user_message("again")
+                with agent.run() as stream:
+                    for _ in stream:
+                        pass
+                live = list(agent.conversation)
+                agent.close()
+            assert list(backend.backend.read(ref).conversation) == live
+            assert live[-1].text == "resumed fine"
+    print(f"\nagent crash test ({backend.kind}, {mode}): {points} SIGKILL points")
