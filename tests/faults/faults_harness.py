@@ -410,8 +410,10 @@ def session_entries(home: Path) -> list[dict[str, Any]]:
 
 
 def session_messages(home: Path) -> list[dict[str, Any]]:
-    """The messages of every session file under ``home``, in order."""
-    return [e["message"] for e in session_entries(home) if e.get("type") == "message"]
+    """The conversation messages of every session file under ``home``, in
+    order (the system prompt the CLI now writes first is left out)."""
+    msgs = [e["message"] for e in session_entries(home) if e.get("type") == "message"]
+    return [m for m in msgs if m.get("role") != "system"]
 
 
 def message_text(msg: dict[str, Any]) -> str:
