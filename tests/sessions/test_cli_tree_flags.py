@@ -66,8 +66,10 @@ def test_repl_clear_starts_a_new_database_session(
     work.mkdir()
     url = f"sqlite:///{tmp_path / 's.db'}"
     monkeypatch.setenv("PANTO_SESSION_URL", url)
-    r = panto(cwd=work, data=data, input="first\n/clear\nsecond\n")
+    r = panto(cwd=work, data=data, input="first\n/clear\nsecond\n/sessions\n")
     assert r.returncode == 0, r.stderr
+    # /sessions lists the database's sessions and names this one
+    assert r.stdout.count("FIRST PROMPT") == 1 and "no saved sessions" not in r.stdout
     infos = open_backend(url).list(str(work))
     assert sorted(i.first_prompt for i in infos) == ["first", "second"]
     assert all(i.message_count == 2 for i in infos)

@@ -384,14 +384,21 @@ class Interactive:
             print(out.rstrip("\n"))
 
     def list_sessions(self) -> None:
-        from ..sessions import FSJSONLStore, list_sessions
+        from ..sessions import FSJSONLStore, open_backend
         from .sessions import format_sessions
 
-        infos = list_sessions(dir=self.agent.config.session_dir, cwd=os.getcwd())[:20]
+        try:  # the configured store: [session] dir/store/url
+            infos = open_backend(self.agent.config).list(os.getcwd())[:20]
+        except PantoError as e:
+            self._error(e)
+            infos = []
         for line in format_sessions(infos) if infos else ["no saved sessions in this directory"]:
             print(line)
         store = self.agent.store
-        if isinstance(store, FSJSONLStore):
+        if hasattr(store, "tree") and not isinstance(store, FSJSONLStore):
+            sid = store.session_id[:8]  # type: ignore[union-attr]
+            print(self._dim(f"this session: {sid} (resume it later: panto --resume {sid})"))
+        elif isinstance(store, FSJSONLStore):
             sid = store.session_id[:8]
             if store.path.exists():
                 print(self._dim(f"this session: {sid} (resume it later: panto --resume {sid})"))
