@@ -12,7 +12,7 @@ of a 1 GiB error body.
 wires, --debug on and off among them; ~40 s in all), ``test_secrets_full_matrix``
 (marked ``slow``: ~0.65 CPU-s of panto start-up per run makes the 252-run
 product take minutes on 2 cores) the other nine; runs go in parallel
-threads.  The matrix checks leaks only; how each fault ends is test_faults.py's job, so a
+threads.  The matrix checks leaks only; how each fault ends is test_fault_cases.py's job, so a
 run the harness had to kill (an unfixed hang) is still searched.
 """
 
