@@ -192,3 +192,14 @@ def test_the_usage_line_shows_cache_and_cost_when_the_price_is_known(
     r = env.run("--model", "anthropic/no-such-model-x", *args, input="a\n")
     assert r.returncode == 0, r.stderr
     assert "You said: a" in r.stdout and "$" not in r.stdout  # price unknown: no cost
+
+
+def test_thinking_can_be_hidden(env: Env) -> None:
+    r = env.run(
+        "--model", "mock/anthropic", "--no-session", input="a\n/thinking off\nb\n/thinking\n"
+    )
+    assert r.returncode == 0, r.stderr
+    first, second = r.stdout.split("thinking: hidden", 1)
+    assert "The user said 1 word(s)" in first and "You said: a" in first
+    assert "The user said" not in second and "You said: b" in second
+    assert second.count("thinking: hidden") == 1

@@ -46,6 +46,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "clear": ("", "start a new conversation"),
     "compact": ("[INSTRUCTIONS]", "replace the conversation with a summary (frees context)"),
     "expand": ("[N]", "print tool result N in full (default: the last one)"),
+    "thinking": ("[on|off]", "show or hide the model's thinking (shown dimmed by default)"),
     "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
     "tree": ("[ENTRY]", "the session's tree; /tree ENTRY continues there (a prompt: edit it)"),
     "fork": ("", "copy the conversation into a new session and continue there"),
@@ -284,6 +285,8 @@ class Interactive:
             self.compact(arg or None)
         elif name == "/expand":
             self.expand(arg)
+        elif name == "/thinking":
+            self.thinking(arg)
         elif name == "/sessions":
             self.list_sessions()
         elif name in ("/tree", "/fork", "/label"):
@@ -315,6 +318,15 @@ class Interactive:
             self._error(e)
             return
         print(self._dim(f"model: {agent.config.model_spec}"))
+
+    def thinking(self, arg: str) -> None:
+        r = self.renderer
+        if arg in ("on", "off"):
+            r.show_thinking = arg == "on"
+        elif arg:
+            print("usage: /thinking [on|off]")
+            return
+        print(self._dim(f"thinking: {'shown' if r.show_thinking else 'hidden'}"))
 
     def expand(self, arg: str) -> None:
         try:
