@@ -155,7 +155,14 @@ def test_no_extensions_keeps_policy(rt: LuaRuntime, user_dir: Path, project: Pat
         user_dir / "config.toml", '[extensions]\ndeny = ["std.bash"]\nrocks = ["nothere 1.0-1"]\n'
     )
     report = load_extensions(rt, cwd=project, config=Config.load(cwd=project), no_extensions=True)
-    assert sorted(report.active) == ["std.edit", "std.read", "std.write"]
+    assert sorted(report.active) == [
+        "std.edit",
+        "std.find",
+        "std.grep",
+        "std.ls",
+        "std.read",
+        "std.write",
+    ]
     assert report.rocks is None and not report.warnings
 
 

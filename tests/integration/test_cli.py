@@ -106,7 +106,7 @@ def test_no_extensions_and_deny_in_tools_listing(project: Path) -> None:
     r = panto("--model", "mock/anthropic", cwd=project, input="/tools\n")
     assert r.returncode == 0, r.stderr
     names = {line.split()[0] for line in out_lines(r.stdout) if "panto-lua" in line}
-    assert names == {"read", "write", "edit", "bash", "shout"}
+    assert names == {"read", "write", "edit", "bash", "grep", "find", "ls", "shout"}
     assert "panto-lua:std.read" in r.stdout and "panto-lua:test.recorder" in r.stdout
 
     r = panto(
@@ -122,7 +122,7 @@ def test_no_extensions_and_deny_in_tools_listing(project: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     names = {line.split()[0] for line in out_lines(r.stdout) if "panto-lua" in line}
-    assert names == {"read", "edit"}
+    assert names == {"read", "edit", "grep", "find", "ls"}
     assert "unknown command /greet" in r.stdout  # the project extension did not load
 
 

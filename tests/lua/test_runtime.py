@@ -186,14 +186,22 @@ def test_deny_and_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     sub.mkdir(parents=True)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
     layers = [s.layer for s in discover_sources(cwd=sub)]
-    assert layers.count("base") == 4 and "user" in layers and "project" in layers
-    assert [s.layer for s in discover_sources(cwd=sub, no_extensions=True)] == ["base"] * 4
+    assert layers.count("base") == 7 and "user" in layers and "project" in layers
+    assert [s.layer for s in discover_sources(cwd=sub, no_extensions=True)] == ["base"] * 7
     rt = LuaRuntime()
     try:
         report = load_extensions(rt, cwd=sub, deny=["std.bash", "user.*"])
-        assert sorted(report.active) == ["p", "std.edit", "std.read", "std.write"]
+        assert sorted(report.active) == [
+            "p",
+            "std.edit",
+            "std.find",
+            "std.grep",
+            "std.ls",
+            "std.read",
+            "std.write",
+        ]
         assert sorted(report.denied) == ["std.bash", "user.ext"]
-        assert sorted(rt.tools) == ["edit", "p", "read", "write"]
+        assert sorted(rt.tools) == ["edit", "find", "grep", "ls", "p", "read", "write"]
     finally:
         rt.close()
 

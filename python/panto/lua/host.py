@@ -140,6 +140,25 @@ def make_host(runtime: Any) -> Any:
         o = rt.from_lua(opts) if opts is not None else {}
         return rt.to_lua(batteries.fs_glob(s(pattern), o.get("cwd"), bool(o.get("hidden"))))
 
+    def diff(a: bytes, b: bytes, opts: Any = None) -> bytes:
+        import difflib
+
+        o = rt.from_lua(opts) if opts is not None else {}
+        old_name = str(o.get("from") or "a")
+        new_name = str(o.get("to") or "b")
+        n = int(o.get("context", 3))
+        lines = difflib.unified_diff(
+            s(a).splitlines(keepends=True),
+            s(b).splitlines(keepends=True),
+            old_name,
+            new_name,
+            n=n,
+        )
+        out = []
+        for line in lines:
+            out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        return "".join(out).encode("utf-8", "surrogateescape")
+
     def json_decode(text: bytes) -> Any:
         return rt.to_lua(json.loads(text))
 
@@ -274,6 +293,7 @@ def make_host(runtime: Any) -> Any:
         b"fs_remove": sync(fs_remove),
         b"fs_glob": sync(fs_glob),
         b"json_decode": sync(json_decode),
+        b"diff": sync(diff),
         b"sleep": op(sleep),
         b"now": time.time,
         b"monotonic": time.monotonic,

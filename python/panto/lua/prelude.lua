@@ -388,6 +388,9 @@ do
   end
 end
 
+-- a unified diff of two texts: panto.diff(old, new, {from=, to=, context=3})
+panto.diff = sync(host.diff)
+
 panto.process = {
   spawn = async("panto.process.spawn", host.spawn),
 }

@@ -25,21 +25,6 @@ local function replace_plain(s, old, new, all)
   return table.concat(parts), n, first
 end
 
-local function line_of(s, byte_pos)
-  return select(2, s:sub(1, byte_pos - 1):gsub("\n", "")) + 1
-end
-
--- numbered lines [a, b] of s
-local function snippet(s, a, b)
-  local out, n = {}, 0
-  for line in (s .. "\n"):gmatch("([^\n]*)\n") do
-    n = n + 1
-    if n > b then break end
-    if n >= a then out[#out + 1] = ("%6d\t%s"):format(n, (line:gsub("\r$", ""))) end
-  end
-  return table.concat(out, "\n")
-end
-
 -- a hint for a failed match: where the first non-blank line of old_string occurs
 local function hint(data, old)
   local first = old:match("^%s*([^\n]-)%s*\n") or old:match("^%s*(.-)%s*$")
@@ -111,12 +96,10 @@ local function edit(input)
     panto.fail(("edit: old_string occurs %d times in %s; include more surrounding lines to make it "
       .. "unique, or set replace_all=true to replace every occurrence"):format(count, path))
   end
-  local result, n, first = replace_plain(data, old, new, all)
+  local result, n = replace_plain(data, old, new, all)
   panto.fs.write(path, result)
-  local l1 = line_of(result, first)
-  local l2 = l1 + select(2, new:gsub("\n", ""))
-  local shown = snippet(result, math.max(1, l1 - 3), math.min(l2 + 3, l1 + 30))
-  return ("Edited %s: replaced %d occurrence%s.\n%s"):format(path, n, n == 1 and "" or "s", shown)
+  local diff = panto.diff(data, result, { from = "a/" .. path, to = "b/" .. path })
+  return ("Edited %s: replaced %d occurrence%s.\n%s"):format(path, n, n == 1 and "" or "s", diff)
 end
 
 return {
@@ -124,7 +107,8 @@ return {
   activate = function()
     panto.ext.register_tool {
       name = "edit",
-      description = "Replace text in a file. old_string must match the file exactly (including "
+      description = "Replace text in a file and return a unified diff of the change. "
+        .. "old_string must match the file exactly (including "
         .. "whitespace and indentation, without the line-number prefix that read shows) and "
         .. "occur exactly once, unless replace_all is true. Line endings (LF/CRLF) and the "
         .. "file mode are preserved. An empty old_string creates a new file or fills an empty one.",

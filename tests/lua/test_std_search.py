@@ -1,0 +1,93 @@
+"""Issue 13: std.grep (ripgrep or grep), std.find (glob), std.ls, and the
+unified diff std.edit returns."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from lua_caller import Caller
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "a.py").write_text("def alpha():\n    return 1\n")
+    (tmp_path / "src" / "b.py").write_text("ALPHA = 2\nbeta = 3\n")
+    (tmp_path / "notes.md").write_text("alpha notes\n")
+    (tmp_path / ".hidden").write_text("alpha hidden\n")
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "x.py").write_text("alpha\n")
+    return tmp_path
+
+
+def test_grep_finds_lines(call: Caller, tree: Path) -> None:
+    out = call("grep", pattern="alpha", path=str(tree / "src"))
+    assert not out.is_error, out.content
+    assert out.content.splitlines() == [f"{tree}/src/pkg/a.py:1:def alpha():"]
+    out = call("grep", pattern="alpha", path=str(tree / "src"), ignore_case=True, glob="b.py")
+    assert out.content.splitlines() == [f"{tree}/src/b.py:1:ALPHA = 2"]
+    assert call("grep", pattern="nothing-here", path=str(tree)).content == "No matches."
+
+
+def test_grep_limit_and_errors(call: Caller, tree: Path) -> None:
+    (tree / "many.txt").write_text("".join(f"hit {i}\n" for i in range(50)))
+    out = call("grep", pattern="hit", path=str(tree / "many.txt"), limit=5)
+    assert len([x for x in out.content.splitlines() if x.startswith("1") or ":" in x]) >= 5
+    assert "showing 5 of 50" in out.content
+    out = call("grep", pattern="(", path=str(tree))
+    assert out.is_error and "failed" in out.content
+    assert call("grep", path=str(tree)).is_error
+
+
+def test_grep_without_ripgrep(call: Caller, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback (grep -E) when rg is not on PATH."""
+    if shutil.which("grep") is None:  # pragma: no cover
+        pytest.skip("no grep on this machine")
+    bindir = tree.parent / "bin"
+    bindir.mkdir()
+    os.symlink(shutil.which("grep"), bindir / "grep")  # type: ignore[arg-type]
+    monkeypatch.setenv("PATH", str(bindir))
+    out = call("grep", pattern="alph[a]", path=str(tree / "src"))
+    assert out.content.splitlines() == [f"{tree}/src/pkg/a.py:1:def alpha():"], out.content
+
+
+def test_find(call: Caller, tree: Path) -> None:
+    out = call("find", pattern="**/*.py", path=str(tree))
+    assert not out.is_error, out.content
+    assert out.content.splitlines() == [f"{tree}/src/b.py", f"{tree}/src/pkg/a.py"]
+    out = call("find", pattern="node_modules/*.py", path=str(tree))
+    assert out.content.splitlines() == [f"{tree}/node_modules/x.py"]
+    assert call("find", pattern="*", path=str(tree), hidden=True, limit=2).content.endswith(
+        "[showing 2 of 3 paths; narrow the pattern or raise limit]"
+    )
+    assert call("find", pattern="*.rs", path=str(tree)).content.startswith("No files match")
+    assert call("find", pattern="*", path=str(tree / "nope")).is_error
+
+
+def test_ls(call: Caller, tree: Path) -> None:
+    out = call("ls", path=str(tree))
+    assert out.content.splitlines() == ["node_modules/", "src/", "notes.md\t12"]
+    assert ".hidden\t13" in call("ls", path=str(tree), all=True).content
+    assert call("ls", path=str(tree / "nope")).is_error
+
+
+def test_edit_returns_a_unified_diff(call: Caller, tmp_path: Path) -> None:
+    f = tmp_path / "f.py"
+    f.write_text("a = 1\nb = 2\nc = 3\n")
+    out = call("edit", path=str(f), old_string="b = 2", new_string="b = 20\nb2 = 21")
+    assert not out.is_error
+    first, *diff = out.content.splitlines()
+    assert first == f"Edited {f}: replaced 1 occurrence."
+    assert diff == [
+        f"--- a/{f}",
+        f"+++ b/{f}",
+        "@@ -1,3 +1,4 @@",
+        " a = 1",
+        "-b = 2",
+        "+b = 20",
+        "+b2 = 21",
+        " c = 3",
+    ]
