@@ -123,3 +123,10 @@ def test_status_line_runs_until_stopped_and_erases_itself() -> None:
     n = len(text)
     time.sleep(0.05)
     assert len(out.getvalue()) == n  # nothing after stop
+
+
+def test_cells_counts_terminal_columns() -> None:
+    from panto.cli.render import cells
+
+    assert cells("abc") == 3 and cells("a\tb") == 9
+    assert cells("日本語") == 6 and cells("e\u0301") == 1 and cells("›") == 1

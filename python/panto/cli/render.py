@@ -39,6 +39,7 @@ __all__ = [
     "result_summary",
     "usage_line",
     "is_diff",
+    "cells",
     "color_diff",
     "DIM",
     "RED",
@@ -117,6 +118,26 @@ def color_diff(text: str) -> str:
         else:
             out.append(f"{DIM}{line}{RESET}" if line else line)
     return "\n".join(out)
+
+
+def cells(s: str) -> int:
+    """Terminal columns ``s`` takes (wide East Asian characters 2, combining
+    marks 0, a tab up to 8): a line is only redrawn when it did not wrap."""
+    if s.isascii():
+        return len(s.expandtabs())
+    import unicodedata
+
+    n = 0
+    for ch in s:
+        if ch == "\t":
+            n += 8 - n % 8
+        elif unicodedata.combining(ch):
+            continue
+        elif unicodedata.east_asian_width(ch) in ("W", "F"):
+            n += 2
+        else:
+            n += 1
+    return n
 
 
 # -- Markdown -----------------------------------------------------------------------------
@@ -310,7 +331,7 @@ class Renderer:
         import shutil  # only on a terminal (Markdown on): keeps `panto -p` imports small
 
         formatted = self.md.line(raw)
-        if formatted != raw and len(raw) < shutil.get_terminal_size().columns:
+        if formatted != raw and cells(raw) < shutil.get_terminal_size().columns:
             self._write(CLEAR_LINE + formatted)
 
     def _text(self, text: str) -> None:
