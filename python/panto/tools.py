@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .conversation import Image
 from .errors import ToolError
 
 __all__ = [
@@ -62,8 +63,14 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
+    """What a tool returns: its text, whether it failed, and images (the
+    ``read`` tool returns one for an image file).  The agent forwards the
+    text; forwarding ``images`` to the model is the turn's job (not done
+    yet: they are dropped from the tool result today)."""
+
     content: str
     is_error: bool = False
+    images: tuple[Image, ...] = ()
 
 
 class Tool(ABC):

@@ -91,3 +91,45 @@ def test_edit_returns_a_unified_diff(call: Caller, tmp_path: Path) -> None:
         "+b2 = 21",
         " c = 3",
     ]
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+def test_read_returns_an_image(call: Caller, tmp_path: Path) -> None:
+    import base64
+
+    from panto.conversation import Image
+
+    f = tmp_path / "dot.PNG"
+    f.write_bytes(PNG)
+    out = call("read", path=str(f))
+    assert not out.is_error, out.content
+    assert out.content == f"Image file {f} (image/png, {len(PNG)} bytes), attached."
+    assert out.images == (Image("image/png", base64.b64encode(PNG).decode()),)
+    # text files carry no images
+    (tmp_path / "t.txt").write_text("x\n")
+    assert call("read", path=str(tmp_path / "t.txt")).images == ()
+
+
+def test_tool_result_with_images_from_lua(runtime: object) -> None:
+    from panto.lua import LuaRuntime, LuaToolSource
+    from panto.tools import ToolCall
+
+    assert isinstance(runtime, LuaRuntime)
+    runtime.execute(
+        'panto.ext.register_tool{name = "snap", handler = function()\n'
+        '  return panto.tool_result{content = "two", is_error = true, images = {\n'
+        '    {media_type = "image/gif", data = "GIF89a\\0\\1"},\n'
+        '    {media_type = "image/png", data = ""}}}\n'
+        "end}"
+    )
+    out = LuaToolSource(runtime).invoke_batch([ToolCall("c", "snap", {})])[0]
+    assert out.content == "two" and out.is_error
+    assert [(i.media_type, i.data_b64) for i in out.images] == [
+        ("image/gif", "R0lGODlhAAE="),
+        ("image/png", ""),
+    ]

@@ -159,6 +159,11 @@ def make_host(runtime: Any) -> Any:
             out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
         return "".join(out).encode("utf-8", "surrogateescape")
 
+    def b64encode(data: bytes) -> bytes:
+        import base64
+
+        return base64.b64encode(data)
+
     def json_decode(text: bytes) -> Any:
         return rt.to_lua(json.loads(text))
 
@@ -294,6 +299,7 @@ def make_host(runtime: Any) -> Any:
         b"fs_glob": sync(fs_glob),
         b"json_decode": sync(json_decode),
         b"diff": sync(diff),
+        b"b64encode": b64encode,
         b"sleep": op(sleep),
         b"now": time.time,
         b"monotonic": time.monotonic,

@@ -322,14 +322,37 @@ local function tool_result(r, e, ...)
   return tostring(r), false
 end
 
--- Run a tool handler: returns content, is_error (never raises).
+-- A tool result with images: panto.tool_result{content = "...", is_error = false,
+-- images = {{media_type = "image/png", data = <bytes>}, ...}}
+local RESULT = { __name = "panto.tool_result" }
+function panto.tool_result(t)
+  if type(t) ~= "table" then error("panto.tool_result expects a table", 2) end
+  local images = {}
+  for i, im in ipairs(t.images or {}) do
+    if type(im) ~= "table" or type(im.media_type) ~= "string" or type(im.data) ~= "string" then
+      error("panto.tool_result: images[" .. i .. "] needs media_type and data strings", 2)
+    end
+    images[i] = { media_type = im.media_type, data_b64 = host.b64encode(im.data) }
+  end
+  return setmetatable({ content = tostring(t.content or ""), is_error = t.is_error == true,
+    images = images }, RESULT)
+end
+
+local function finish_tool(r, ...)
+  if type(r) == "table" and getmetatable(r) == RESULT then
+    return r.content, r.is_error, json.array(r.images)
+  end
+  return tool_result(r, ...)
+end
+
+-- Run a tool handler: returns content, is_error, images (never raises).
 function rt.run_tool(handler, input, ctx)
   arm()
-  local ok, content, is_error = raw_xpcall(function()
-    return tool_result(handler(input, ctx))
+  local ok, content, is_error, images = raw_xpcall(function()
+    return finish_tool(handler(input, ctx))
   end, msgh)
   if not ok then return content, true end
-  return content, is_error
+  return content, is_error, images
 end
 
 function rt.close(co)

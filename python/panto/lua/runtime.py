@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..conversation import Image
 from ..errors import ExtensionError, ToolError
 from ..hooks import HOOK_EVENTS
 from ..paths import LUA_VERSION, panto_home, rocks_tree
@@ -442,6 +443,19 @@ class LuaRuntime:
         stop = ctl.check()
         return None if stop is None else str(stop).encode()
 
+    def _tool_output(self, res: Any) -> ToolOutput:
+        """``rt.run_tool``'s (content, is_error[, images]) as a ToolOutput."""
+        if not isinstance(res, tuple):
+            res = (res,)
+        content = res[0] if res else None
+        is_error = bool(res[1]) if len(res) > 1 else False
+        images = self.from_lua(res[2]) if len(res) > 2 and res[2] is not None else []
+        return ToolOutput(
+            text(content),
+            is_error,
+            tuple(Image(str(i["media_type"]), str(i["data_b64"])) for i in images or []),
+        )
+
     def convert_results(self, res: Any) -> tuple[bool, Any]:
         if not isinstance(res, tuple):
             res = (res,)
@@ -551,7 +565,7 @@ class LuaRuntime:
         try:
             inp = self.to_lua(call.input, drop_null=True)
             ctx = self.to_lua({"id": call.id, "tool": call.name, "cwd": os.getcwd()})
-            coro = self.drive(self.rt.run_tool, tool.handler, inp, ctx)
+            coro = self.drive(self.rt.run_tool, tool.handler, inp, ctx, convert=self._tool_output)
             try:
                 if timeout is not None:
                     res = await asyncio.wait_for(coro, timeout)
@@ -568,8 +582,7 @@ class LuaRuntime:
                 return ToolOutput(f"{e} (its Lua code was interrupted; cancelled)", True)
             except Exception as e:  # noqa: BLE001 - a failing tool is an is_error result
                 return ToolOutput(f"tool {call.name} failed: {describe(e)}", True)
-            content, is_error = res
-            return ToolOutput(text(content), bool(is_error))
+            return res  # type: ignore[no-any-return]
         finally:
             reset_control(ctl_token)
             call_tasks.reset(token)

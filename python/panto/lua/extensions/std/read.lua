@@ -12,6 +12,23 @@ local function cut_utf8(s, n)
   return s:sub(1, i)
 end
 
+local MAX_IMAGE_BYTES = 5 * 1024 * 1024  -- what the providers accept per image
+local IMAGE_TYPES = { png = "image/png", jpg = "image/jpeg", jpeg = "image/jpeg",
+  gif = "image/gif", webp = "image/webp" }
+
+-- an image file: returned as an image (panto.tool_result), not as text
+local function read_image(path, media_type, size)
+  if size > MAX_IMAGE_BYTES then
+    panto.fail(("%s is an image of %d bytes, over the %d-byte limit for images")
+      :format(path, size, MAX_IMAGE_BYTES))
+  end
+  local data = panto.fs.read(path)
+  return panto.tool_result {
+    content = ("Image file %s (%s, %d bytes), attached."):format(path, media_type, #data),
+    images = { { media_type = media_type, data = data } },
+  }
+end
+
 local function read(input, ctx)
   local path = input.path
   if type(path) ~= "string" or path == "" then panto.fail("read: 'path' is required") end
@@ -25,6 +42,9 @@ local function read(input, ctx)
   if st.type == "directory" then
     panto.fail(path .. " is a directory, not a file (list it with bash, e.g. `ls -la " .. path .. "`)")
   end
+  local ext = path:match("%.([%w]+)$")
+  local media_type = ext and IMAGE_TYPES[ext:lower()]
+  if media_type then return read_image(path, media_type, st.size) end
   if st.size > MAX_FILE_BYTES then
     panto.fail(("%s is too large to read (%d bytes); use bash (head, sed -n, grep) to look at parts of it")
       :format(path, st.size))
@@ -88,8 +108,8 @@ return {
       description = "Read a text file. Returns its lines numbered like `cat -n` (number, tab, "
         .. "text). By default up to " .. MAX_LINES .. " lines from the start; use offset "
         .. "(1-based line number) and limit to page through long files. Lines longer than "
-        .. MAX_LINE_BYTES .. " bytes are cut. Binary files are refused. Read a file before "
-        .. "editing it.",
+        .. MAX_LINE_BYTES .. " bytes are cut. Image files (png, jpg, gif, webp) are returned as "
+        .. "images; other binary files are refused. Read a file before editing it.",
       schema = {
         type = "object",
         properties = {
