@@ -211,6 +211,7 @@ def open_session(
             store=store,
             conversation=loaded.conversation if loaded is not None else None,
             system_prompt=prompt.text,
+            entry_ids=loaded.entry_ids if loaded is not None else None,
         )
         agent.set_model(config.model_spec)  # records a model_change when the store's differs
         if loaded is not None:

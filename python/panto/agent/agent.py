@@ -22,6 +22,7 @@ object; the agent itself knows nothing about Lua.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -36,12 +37,15 @@ from ..conversation import (
     ToolResultBlock,
     unanswered_tool_uses,
 )
-from ..errors import SessionError, ToolError
+from ..errors import PantoError, SessionError, ToolError
 from ..hooks import AgentHooks, ToolCallDecision
+from ..models import model_info
 from ..tools import Tool, ToolDecl, ToolSource
 from .hooks import HookChain
 from .stream import AsyncStream, Stream
 from .turn import CANCELLED, TurnContext
+
+log = logging.getLogger("panto.agent")
 
 if TYPE_CHECKING:
     import httpx
@@ -74,6 +78,7 @@ class Agent:
         store: MessageStore | None = None,
         conversation: Conversation | None = None,
         system_prompt: str | None = None,
+        entry_ids: Sequence[str | None] | None = None,
     ) -> None:
         self.config = config if config is not None else Config.load()
         self.store = store
@@ -88,6 +93,9 @@ class Agent:
         self._hooks = HookChain()
         self._session_started = False
         self._resumed = any(m.role != "system" for m in self.conversation)
+        #: id(message) -> (message, store entry id), for compaction's first_kept_id
+        self._entry_ids: dict[int, tuple[Message, str]] = {}
+        self._adopt_entry_ids(self.conversation, entry_ids)
         # the system prompt of a new conversation: ``system_prompt`` (the one
         # panto.app assembles from parts), else the configured text as is
         prompt = system_prompt if system_prompt is not None else self.config.system_prompt
@@ -170,6 +178,8 @@ class Agent:
         loaded = branch(entry_id)
         self.conversation.clear()
         self.conversation.extend(loaded.conversation)
+        self._entry_ids = {}
+        self._adopt_entry_ids(loaded.conversation, getattr(loaded, "entry_ids", None))
         return loaded
 
     def compact(self, prompt: str | None = None, extra: str | None = None) -> Compaction | None:
@@ -182,23 +192,55 @@ class Agent:
         Blocks until the summary is in.  The store records a ``compaction``
         entry (the full history stays in the session file, omitted from the
         context); a provider error or Ctrl-C leaves everything as it was."""
+        self._cancel_active()
+        return self._compact(prompt, extra, keep_recent=False)
+
+    def _compact(
+        self, prompt: str | None, extra: str | None, *, keep_recent: bool, **info: Any
+    ) -> Compaction | None:
         from . import compaction as c
 
-        self._cancel_active()
         msgs = list(self.conversation)
+        system = [m for m in msgs if m.role == "system"]
         body = [m for m in msgs if m.role != "system"]
-        if not body:
+        cut = len(body)
+        first_kept: str | None = None
+        if keep_recent:
+            cut = c.cut_point(body, c.keep_budget(model_info(self.config).context_window))
+            if cut < len(body):
+                first_kept = self._entry_id(body[cut])
+                if first_kept is None and self.store is not None:
+                    cut = len(body)  # the store could not replay the tail: keep none
+        old = body[:cut]
+        if not old:
             return None
-        prompt = self.compaction_prompt(prompt or c.DEFAULT_COMPACTION_PROMPT, extra)
-        summary = c.summarize(self.config, body, prompt, extra, self._http_client)
-        result = c.Compaction(summary, c.context_tokens(body), len(body))
+        prompt = self.compaction_prompt(prompt or c.DEFAULT_COMPACTION_PROMPT, extra, **info)
+        summary = c.summarize(self.config, old, prompt, extra, self._http_client)
+        result = c.Compaction(summary, c.context_tokens(body), len(old))
         append_compaction = getattr(self.store, "append_compaction", None)
         if append_compaction is not None:
-            append_compaction(summary, None, result.tokens_before)
+            append_compaction(summary, first_kept, result.tokens_before)
         self.conversation.clear()
-        self.conversation.extend([m for m in msgs if m.role == "system"])
+        self.conversation.extend(system)
         self.conversation.append(c.compaction_summary_message(summary))
+        self.conversation.extend(body[cut:])
+        self._prune_entry_ids()
         return result
+
+    def _auto_compact(self) -> None:
+        """Auto-compaction (run by a turn between provider rounds when the
+        context is full): the older part of the conversation becomes a
+        summary, the recent part stays verbatim.  A failure is logged and
+        the turn goes on with the full context."""
+        try:
+            res = self._compact(None, None, keep_recent=True, auto=True)
+        except PantoError as exc:
+            log.warning("auto-compaction failed (the conversation is unchanged): %s", exc)
+            return
+        if res is not None:
+            log.info(
+                "auto-compacted %d messages (~%d tokens)", res.messages_before, res.tokens_before
+            )
 
     # -- the model ----------------------------------------------------------------
 
@@ -226,7 +268,27 @@ class Agent:
 
     def _persist(self, messages: Iterable[Message]) -> None:
         if self.store is not None:
-            self.store.append_messages(list(messages))
+            msgs = list(messages)
+            ids = self.store.append_messages(msgs)
+            if isinstance(ids, (list, tuple)) and len(ids) == len(msgs):
+                for m, eid in zip(msgs, ids):
+                    self._entry_ids[id(m)] = (m, str(eid))
+
+    def _adopt_entry_ids(
+        self, messages: Iterable[Message], entry_ids: Sequence[str | None] | None
+    ) -> None:
+        for m, eid in zip(messages, entry_ids or ()):
+            if eid is not None:
+                self._entry_ids[id(m)] = (m, eid)
+
+    def _entry_id(self, m: Message) -> str | None:
+        """The store's entry id of a message of the conversation, if known."""
+        got = self._entry_ids.get(id(m))
+        return got[1] if got is not None and got[0] is m else None
+
+    def _prune_entry_ids(self) -> None:
+        live = {id(m) for m in self.conversation}
+        self._entry_ids = {k: v for k, v in self._entry_ids.items() if k in live}
 
     def _repair(self) -> None:
         """Answer tool calls of the last assistant message that have no
@@ -360,6 +422,8 @@ class Agent:
             hooks=self._hooks,
             http_client=self._http_client,
             async_http_client=self._async_http_client,
+            compact=self._auto_compact,
+            context_window=model_info(self.config).context_window,
         )
 
     def run(self) -> Stream:

@@ -11,7 +11,7 @@ entry; the full history stays in the file, only omitted from the context.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,11 @@ __all__ = [
     "COMPACTION_SUMMARY_SUFFIX",
     "DEFAULT_COMPACTION_PROMPT",
     "Compaction",
+    "compaction_due",
     "compaction_summary_message",
+    "context_tokens",
+    "cut_point",
+    "keep_budget",
     "summarize",
     "transcript",
 ]
@@ -122,15 +126,82 @@ def summary_request(messages: Iterable[Message], prompt: str, extra: str | None)
 
 def context_tokens(messages: Iterable[Message]) -> int:
     """The context's size in tokens: the last reply's prompt plus its
-    output, as the provider reported them; else characters / 4."""
+    output, as the provider reported them -- a reply from before the last
+    compaction does not count (its context was replaced) -- else characters
+    / 4."""
     msgs = list(messages)
     for m in reversed(msgs):
+        if is_compaction_summary(m):
+            break
         if m.role == "assistant" and m.usage is not None:
-            u = m.usage
-            total = u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.output_tokens
+            total = m.usage.total_tokens
             if total:
                 return total
     return len(transcript(msgs)) // 4
+
+
+def is_compaction_summary(m: Message) -> bool:
+    return (
+        m.role == "user"
+        and len(m.content) == 1
+        and isinstance(m.content[0], Text)
+        and m.content[0].text.startswith(COMPACTION_SUMMARY_PREFIX)
+    )
+
+
+#: What auto-compaction keeps of the recent conversation, verbatim (tokens,
+#: estimated as characters / 4); the rest becomes the summary.
+KEEP_RECENT_TOKENS = 20_000
+
+
+def compaction_due(
+    messages: Sequence[Message], window: int | None, threshold: float, reserve: int
+) -> bool:
+    """Auto-compaction is due when the context fills ``threshold`` of the
+    model's context ``window``, or leaves less than ``reserve`` tokens free."""
+    if not window:
+        return False
+    used = context_tokens(m for m in messages if m.role != "system")
+    limit = min(threshold * window, window - reserve)
+    return used >= limit
+
+
+def estimate_tokens(m: Message) -> int:
+    """A message's size in tokens, estimated as characters / 4."""
+    n = 0
+    for b in m.content:
+        if isinstance(b, (Text, Thinking)):
+            n += len(b.text)
+        elif isinstance(b, ToolUse):
+            n += len(b.name) + len(json.dumps(b.input, ensure_ascii=False))
+        elif isinstance(b, ToolResultBlock):
+            n += len(b.content)
+        else:
+            n += 1000  # an image or an opaque block: a rough guess
+    return n // 4
+
+
+def keep_budget(window: int | None) -> int:
+    """Tokens of recent conversation auto-compaction keeps verbatim:
+    ``KEEP_RECENT_TOKENS``, at most a quarter of the window."""
+    return min(KEEP_RECENT_TOKENS, window // 4) if window else KEEP_RECENT_TOKENS
+
+
+def cut_point(body: Sequence[Message], keep_tokens: int = KEEP_RECENT_TOKENS) -> int:
+    """Where to cut ``body`` (the non-system messages): the index of the
+    first message kept.  The kept tail is the longest one within
+    ``keep_tokens`` that starts at a user or assistant message -- never at a
+    tool result, so a tool call is never separated from its result -- and
+    leaves something to summarize (0 < index); ``len(body)`` keeps nothing."""
+    size = 0
+    best = len(body)
+    for i in range(len(body) - 1, 0, -1):
+        size += estimate_tokens(body[i])
+        if size > keep_tokens:
+            break
+        if body[i].role in ("user", "assistant") and not is_compaction_summary(body[i]):
+            best = i
+    return best
 
 
 def summarize(

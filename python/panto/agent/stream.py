@@ -230,6 +230,8 @@ class Stream(_Driver):
             while True:
                 phase = turn.phase
                 if phase is _REQUESTING:
+                    if turn.compaction_due():
+                        turn.ctx.compact()  # type: ignore[misc]
                     req = turn.request()
                     try:
                         yield from self._attempt(turn, req)
@@ -455,6 +457,8 @@ class AsyncStream(_Driver):
             while True:
                 phase = turn.phase
                 if phase is _REQUESTING:
+                    if turn.compaction_due():
+                        await asyncio.to_thread(turn.ctx.compact)  # type: ignore[arg-type]
                     req = turn.request()
                     try:
                         async for ev in self._attempt(turn, req):

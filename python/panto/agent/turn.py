@@ -110,6 +110,10 @@ class TurnContext:
     #: () -> httpx.Client, and () -> httpx.AsyncClient for the running loop
     http_client: Callable[[], Any] | None = None
     async_http_client: Callable[[], Any] | None = None
+    #: auto-compaction: () -> None, run by the driver when ``compaction_due()``
+    compact: Callable[[], Any] | None = None
+    #: the model's context window in tokens (None: unknown, no auto-compaction)
+    context_window: int | None = None
 
 
 # -- the partial assistant message of a round ---------------------------------------
@@ -303,12 +307,38 @@ class Turn:
         self._request: PreparedRequest | None = None
         self._started = False
         self._ended = False
+        self._compaction_round = -1
 
     @property
     def ended(self) -> bool:
         return self.phase in _ENDED
 
     # -- requesting ---------------------------------------------------------------
+
+    def compaction_due(self) -> bool:
+        """At the start of a round: should the driver run ``ctx.compact()``
+        before ``request()``?  (The context fills ``[compaction] threshold``
+        of the window or leaves less than ``reserve_tokens``.)  Asked once
+        per round, so a compaction that frees too little cannot loop."""
+        ctx = self.ctx
+        cfg = self.config
+        if (
+            ctx.compact is None
+            or not cfg.compaction_auto
+            or self.phase is not Phase.REQUESTING
+            or self._request is not None
+            or self._compaction_round == self.rounds
+        ):
+            return False
+        self._compaction_round = self.rounds
+        from .compaction import compaction_due
+
+        return compaction_due(
+            ctx.conversation.messages,
+            ctx.context_window,
+            cfg.compaction_threshold,
+            cfg.compaction_reserve_tokens,
+        )
 
     def request(self) -> PreparedRequest:
         """The request of this round's next attempt; the phase becomes
