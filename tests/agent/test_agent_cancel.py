@@ -153,16 +153,25 @@ def test_async_cancel_during_tool(server, wire, make_agent):
     agent.register_tool(FunctionTool("wait", "waits", lambda _: release.wait(20)))
     agent.submit_user_message("go")
 
+    cancelled_at: list[float] = []
+
     async def main():
         stream = agent.run_async()
+        calling = asyncio.Event()
 
         async def consume():
             async for ev in stream:
+                if type(ev) is ToolCallStart:
+                    calling.set()
                 if type(ev) is ToolResult:
                     raise AssertionError("should not finish")
 
         task = asyncio.create_task(consume())
-        await asyncio.sleep(0.3)
+        # cancel while the tool runs (waiting for the call, not a fixed 0.3 s:
+        # a loaded machine may take longer to stream the answer)
+        await asyncio.wait_for(calling.wait(), 10)
+        await asyncio.sleep(0.1)
+        cancelled_at.append(time.perf_counter())
         task.cancel()
         try:
             await task
@@ -170,10 +179,9 @@ def test_async_cancel_during_tool(server, wire, make_agent):
             pass
         await agent.aclose()
 
-    t0 = time.perf_counter()
     asyncio.run(main())
     release.set()
-    assert time.perf_counter() - t0 < 2
+    assert time.perf_counter() - cancelled_at[0] < 2
     assert agent.conversation[-1].content == (ToolResultBlock("c0", "cancelled", True),)
     _assert_valid_next_turn(server, agent, wire)
 
