@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 import server as S
-from faults_harness import find_leaks, make_home, marker_of, new_key, panto_env, run_panto, xfail
+from faults_harness import find_leaks, make_home, marker_of, new_key, panto_env, run_panto
 
 FORMATS = ("text", "json", "stream-json")
 WORKERS = 4
@@ -38,16 +38,8 @@ ENV = {
     "PANTO_MAX_RETRIES": "1",
 }
 
-D1_SNIPPET = xfail(
-    "D1",
-    "the snippet of a non-SSE 200 body quoted in the DecodeError ('not an SSE field: \"sk-...') "
-    "is cut to ~40 characters before it is scrubbed, so the key's first 40 characters are printed",
-)
-
 #: behaviours whose leak is a known, not yet fixed defect
-KNOWN: dict[str, pytest.MarkDecorator] = {
-    "echo_non_sse_200": D1_SNIPPET,
-}
+KNOWN: dict[str, pytest.MarkDecorator] = {}
 
 
 COMBOS = list(itertools.product(S.WIRES, FORMATS, (False, True)))
