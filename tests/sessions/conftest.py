@@ -31,6 +31,8 @@ def workdir(tmp_path: Path) -> str:
 
 
 REPO = Path(__file__).resolve().parents[2]
+# read now: the isolated_home fixture clears PANTO_* variables for each test
+TEST_POSTGRES_URL = os.environ.get("PANTO_TEST_POSTGRES_URL")
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +40,7 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A PostgreSQL server's URL: ``PANTO_TEST_POSTGRES_URL`` (tests/run_all.sh
     starts one), else a throwaway cluster started here with
     scripts/ci-postgres.sh; a skip, saying why, only when none can start."""
-    url = os.environ.get("PANTO_TEST_POSTGRES_URL")
+    url = TEST_POSTGRES_URL
     if url:
         yield url
         return

@@ -20,6 +20,7 @@ import contextlib
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -32,6 +33,7 @@ __all__ = ["PostgresStore", "close_pools", "safe_url"]
 
 _LOCK_CLASS = 0x70616E74  # "pant": the first key of panto's advisory locks
 _MIGRATION_LOCK = 1
+_LOCK_GRACE = 1.0  # seconds a second writer waits before "in use"
 
 
 def safe_url(url: str) -> str:
@@ -79,8 +81,15 @@ class _PgWriter(Writer):
         self.sid = sid
         try:
             cur = self.conn.cursor()
-            cur.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, sid))
-            row = cur.fetchone()
+            # A writer that was just killed holds the lock until its server
+            # process sees the connection close (milliseconds): wait that long.
+            deadline = time.monotonic() + _LOCK_GRACE
+            while True:
+                cur.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, sid))
+                row = cur.fetchone()
+                if (row and row[0]) or time.monotonic() >= deadline:
+                    break
+                time.sleep(0.05)
             if not row or not row[0]:
                 holder = d.lock_holder(cur, sid)
                 raise SessionError(
