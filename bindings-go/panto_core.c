@@ -2603,6 +2603,39 @@ PANTO_EXTERN(int) panto_next_events(panto_stream *s, panto_event *events, size_t
     return k ? PANTO_EVENT : last;
 }
 
+PANTO_EXTERN(int) panto_stream_partial_block(const panto_stream *s, uint32_t k,
+                                             panto_block_complete *out) {
+    if (!s || !out)
+        return PANTO_ERROR;
+    memset(out, 0, sizeof *out);
+    /* the k-th open slot by block index (few slots are ever open) */
+    uint32_t floor = 0;
+    const pt_slot *found = NULL;
+    for (uint32_t j = 0; j <= k; j++) {
+        found = NULL;
+        for (size_t i = 0; i < s->n_slots; i++) {
+            const pt_slot *sl = &s->slots[i];
+            if (sl->state == PT_SLOT_OPEN && sl->index >= floor &&
+                (!found || sl->index < found->index))
+                found = sl;
+        }
+        if (!found)
+            return PANTO_DONE;
+        floor = found->index + 1;
+    }
+    out->index = found->index;
+    out->block_kind = found->kind;
+    out->flags = PANTO_BLOCK_FLAG_PARTIAL;
+    out->text = pt_mkstr(found->text.p, found->text.len);
+    if (found->kind == PANTO_BLOCK_SERVER)
+        out->text = pt_mkstr(found->raw.p, found->raw.len); /* the start object */
+    out->signature = pt_mkstr(found->sig.p, found->kind == PANTO_BLOCK_THINKING ? found->sig.len : 0);
+    out->tool_id = pt_mkstr(found->tool_id.p, found->tool_id.len);
+    out->tool_name = pt_mkstr(found->tool_name.p, found->tool_name.len);
+    out->citations = pt_mkstr(NULL, 0);
+    return PANTO_OK;
+}
+
 PANTO_EXTERN(int) panto_stream_error(const panto_stream *s, panto_error *out) {
     if (!s || !out)
         return PANTO_ERROR;

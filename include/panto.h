@@ -302,6 +302,17 @@ PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev);
 PANTO_EXTERN(int) panto_next_events(panto_stream *s, panto_event *events, size_t cap,
                                     char *buf, size_t bufcap, size_t *n);
 
+/* A snapshot of the blocks still open -- what a host keeps of a message cut
+ * short by an error or a cancel, without joining the deltas itself.  Fills
+ * *out with the k-th open block in index order (k = 0, 1, ...) and flags
+ * PANTO_BLOCK_FLAG_PARTIAL, assembled as its BLOCK_COMPLETE would be (tool
+ * input: the JSON text so far).  Returns PANTO_OK, PANTO_DONE when fewer
+ * than k + 1 blocks are open, PANTO_ERROR for NULL arguments.  Strings are
+ * borrowed like event strings.  Blocks a failed SSE event had begun to
+ * change hold that event's part too. */
+PANTO_EXTERN(int) panto_stream_partial_block(const panto_stream *s, uint32_t k,
+                                             panto_block_complete *out);
+
 /* Copy the stream's error into *out (code PANTO_ERR_NONE when there is
  * none).  The strings are borrowed like event strings.  Returns PANTO_OK,
  * or PANTO_ERROR when s or out is NULL. */

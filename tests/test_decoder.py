@@ -894,3 +894,23 @@ def test_whole_and_split_decoding_agree_on_events_and_errors(wire, parts, cuts, 
     bytewise = _outcome(wire, [body[i : i + 1] for i in range(len(body))], **options)
     assert split == whole
     assert bytewise == whole
+
+
+def test_partial_blocks_of_a_truncated_stream():
+    # the core keeps the open blocks' text: no need to join deltas
+    body = anthropic_stream(stop=False)
+    cut = body.index(b"content_block_stop")  # inside the first (thinking) block
+    dec = panto.StreamDecoder("anthropic-messages")
+    dec.feed(body[:cut])
+    events = list(dec)
+    joined = "".join(e.text for e in events if isinstance(e, ContentDelta))
+    assert joined and dec.partial_blocks() == [Thinking(joined, "sig==")]
+    with pytest.raises(panto.TruncatedStream):
+        dec.close()
+    assert dec.partial_blocks() == [Thinking(joined, "sig==")]  # kept after close
+    done = panto.StreamDecoder("openai-chat")
+    done.feed(openai_stream())
+    list(done)
+    assert done.partial_blocks() == []
+    done.close()
+    assert done.partial_blocks() == []

@@ -156,6 +156,7 @@ class StreamDecoder:
         "_s",
         "_hdr",
         "_leftover",
+        "_partial",
         "_scratch",
         "_u",
         "_utf8_errors",
@@ -201,6 +202,7 @@ class StreamDecoder:
         self._scratch = ffi.buffer(ctx.scratch)  # slicing it gives bytes
         self._hdr = memoryview(ffi.buffer(ctx.hdr)).cast("q")
         self._leftover: list[Event] = []
+        self._partial: list[Any] = []
         self._u = ctx.ev.u
         self.wire = wire
         self._utf8_errors = "replace" if wire == "sse" else "strict"
@@ -298,10 +300,31 @@ class StreamDecoder:
         input: use ``close()`` for that."""
         ctx = self._ctx
         if ctx is not None:
+            self._partial = self._open_blocks()
             self._ctx = None
             self._scratch = self._u = self._hdr = None
             ctx.s = ffi.NULL
             ffi.release(self._s)
+
+    def partial_blocks(self) -> list[Any]:
+        """The blocks still open, in index order, as far as they arrived:
+        what to keep of a message cut short by an error or a cancel (no need
+        to join the deltas).  Taken from the core
+        (``panto_stream_partial_block``); after ``close()`` / ``release()``,
+        the blocks open at that moment.  A tool call's ``input`` is parsed
+        from the JSON so far (``raw_input`` keeps it when incomplete)."""
+        if self._ctx is None:
+            return list(self._partial)
+        return self._open_blocks()
+
+    def _open_blocks(self) -> list[Any]:
+        out: list[Any] = []
+        c = ffi.new("panto_block_complete *")
+        k = 0
+        while lib.panto_stream_partial_block(self._s, k, c) == lib.PANTO_OK:
+            out.append(_block(c))
+            k += 1
+        return out
 
     def __enter__(self) -> StreamDecoder:
         return self
@@ -416,20 +439,7 @@ class StreamDecoder:
             return ToolDetails(t.index, _str(t.id), _str(t.name))
         if kind == _EV_BLOCK_COMPLETE:
             c = u.block_complete
-            bk = c.block_kind
-            text = _str(c.text)
-            if bk == _BK_TOOL_USE:
-                block: Any = ToolUse.from_json(_str(c.tool_id), _str(c.tool_name), text)
-            elif bk == _BK_THINKING:
-                block = Thinking(text, _str(c.signature))
-            elif bk == _BK_REDACTED:
-                block = RedactedThinking(text)
-            elif bk == _BK_SERVER:
-                block = ServerBlock(text)
-            elif c.citations.len:
-                block = Text(text, tuple(json.loads(_str(c.citations))))
-            else:
-                block = Text(text)
+            block = _block(c)
             self._blocks.append((c.index, block))
             return BlockComplete(c.index, block)
         if kind == _EV_MESSAGE_START:
@@ -478,6 +488,23 @@ class StreamDecoder:
             exc = DecodeError(message, name)
         self._error = exc
         return exc
+
+
+def _block(c: Any) -> Any:
+    """The content block of a panto_block_complete."""
+    bk = c.block_kind
+    text = _str(c.text)
+    if bk == _BK_TOOL_USE:
+        return ToolUse.from_json(_str(c.tool_id), _str(c.tool_name), text)
+    if bk == _BK_THINKING:
+        return Thinking(text, _str(c.signature))
+    if bk == _BK_REDACTED:
+        return RedactedThinking(text)
+    if bk == _BK_SERVER:
+        return ServerBlock(text)
+    if c.citations.len:
+        return Text(text, tuple(json.loads(_str(c.citations))))
+    return Text(text)
 
 
 def _rebuild(h: list[int], j: int, text: str, start: int) -> list[Event]:

@@ -413,6 +413,54 @@ static void test_memory_bound_one_event(void) {
     CHECK(text <= 4 * limit);
 }
 
+/* panto_stream_partial_block: what a truncated message holds, assembled. */
+static void test_partial_blocks(void) {
+    panto_stream *s = mk(PANTO_WIRE_OPENAI_CHAT, NULL);
+    panto_event ev;
+    panto_block_complete b;
+    CHECK_EQ_INT(panto_stream_partial_block(s, 0, &b), PANTO_DONE);
+    CHECK_EQ_INT(feed_str(s, "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n"
+                             "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"lo\","
+                             "\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"function\":{\"name\":\"f\","
+                             "\"arguments\":\"{\\\"a\"}}]}}]}\n\n"
+                             "data: {\"id\":\"x\",\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":1,"
+                             "\"id\":\"c2\",\"function\":{\"name\":\"g\",\"arguments\":\"\"}}]}}]}\n\n"),
+                 PANTO_OK);
+    CHECK_EQ_INT(panto_stream_finish(s), PANTO_OK);
+    int rc;
+    while ((rc = panto_next_event(s, &ev)) == PANTO_EVENT) {
+    }
+    CHECK_EQ_INT(rc, PANTO_ERROR); /* truncated */
+    /* text block 0 was completed when the tool call opened; 1 and 2 are open */
+    CHECK_EQ_INT(panto_stream_partial_block(s, 0, &b), PANTO_OK);
+    CHECK_EQ_INT(b.index, 1);
+    CHECK_EQ_INT(b.block_kind, PANTO_BLOCK_TOOL_USE);
+    CHECK_EQ_INT(b.flags, PANTO_BLOCK_FLAG_PARTIAL);
+    CHECK_STR(b.text.ptr, b.text.len, "{\"a");
+    CHECK_STR(b.tool_id.ptr, b.tool_id.len, "c1");
+    CHECK_EQ_INT(panto_stream_partial_block(s, 1, &b), PANTO_OK);
+    CHECK_EQ_INT(b.index, 2);
+    CHECK_STR(b.tool_name.ptr, b.tool_name.len, "g");
+    CHECK_EQ_INT(panto_stream_partial_block(s, 2, &b), PANTO_DONE);
+    CHECK_EQ_INT(panto_stream_partial_block(NULL, 0, &b), PANTO_ERROR);
+    CHECK_EQ_INT(panto_stream_partial_block(s, 0, NULL), PANTO_ERROR);
+    panto_stream_free(s);
+
+    /* open text, mid-stream (no error) */
+    s = mk(PANTO_WIRE_ANTHROPIC_MESSAGES, NULL);
+    CHECK_EQ_INT(feed_str(s, "data: {\"type\":\"message_start\",\"message\":{}}\n\n"
+                             "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":"
+                             "{\"type\":\"thinking\",\"thinking\":\"hm\",\"signature\":\"S\"}}\n\n"),
+                 PANTO_OK);
+    while (panto_next_event(s, &ev) == PANTO_EVENT) {
+    }
+    CHECK_EQ_INT(panto_stream_partial_block(s, 0, &b), PANTO_OK);
+    CHECK_EQ_INT(b.block_kind, PANTO_BLOCK_THINKING);
+    CHECK_STR(b.text.ptr, b.text.len, "hm");
+    CHECK_STR(b.signature.ptr, b.signature.len, "S");
+    panto_stream_free(s);
+}
+
 /* D10: an event after the terminal is reported even when end of input was
  * declared before the events were drained. */
 static void test_after_terminal_finish_first(void) {
@@ -927,6 +975,7 @@ int main(void) {
     test_bounded_memory();
     test_reset();
     test_after_terminal_finish_first();
+    test_partial_blocks();
     test_memory_bound_one_event();
     test_error_offset();
     return test_report("test_stream");
