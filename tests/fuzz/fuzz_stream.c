@@ -162,9 +162,6 @@ typedef struct {
     uint32_t details_index;
     int ended;                  /* last status: 0 running, PANTO_DONE, PANTO_ERROR */
     int32_t end_code;
-    size_t end_at;              /* trace length before the "end" line */
-    int end_status;             /* the final status and error code */
-    int32_t end_err;
 } run_state;
 
 static void run_free(run_state *r) {
@@ -391,9 +388,6 @@ static void finish_run(panto_stream *s, run_state *r) {
     if (e.code == PANTO_ERR_INVALID_ARGUMENT || e.code == PANTO_ERR_NO_MEMORY)
         FAIL("error %d on well-formed API use", (int)e.code);
     fz_buf *t = &r->trace;
-    r->end_at = t->len;
-    r->end_status = st;
-    r->end_err = e.code;
     buf_add(t, "\nend", 4);
     buf_u64(t, (uint64_t)st);
     buf_u64(t, (uint64_t)e.code);
@@ -464,35 +458,6 @@ static void run_split(const uint8_t *buf, size_t len, const panto_stream_options
     panto_stream_free(s);
 }
 
-/* Known core bugs (issue 12) that the split comparison would report; run.sh
- * defines these until the core is fixed, so that the fuzz stage guards
- * everything else.  Build without them to reproduce the bugs:
- *   PANTO_FUZZ_ALLOW_D10  finish() before the events are drained hides an
- *                         bad input after the terminal (the whole run
- *                         reports an error, the split run none)
- *   PANTO_FUZZ_ALLOW_D13  the "line too long" (limit) message depends on how
- *                         the input was split */
-static int same_trace(const run_state *a, const run_state *b, int finish_first) {
-    if (a->trace.len == b->trace.len && memcmp(a->trace.p, b->trace.p, a->trace.len) == 0)
-        return 1;
-    (void)finish_first;
-    /* Split each trace into its events and its "end" line. */
-    size_t ea = a->end_at, eb = b->end_at;
-    if (ea != eb || memcmp(a->trace.p, b->trace.p, ea) != 0)
-        return 0;
-#ifdef PANTO_FUZZ_ALLOW_D10
-    if (finish_first && a->completed_msg && a->end_status == PANTO_DONE &&
-        b->end_status == PANTO_DONE && b->end_err == PANTO_ERR_NONE)
-        return 1;
-#endif
-#ifdef PANTO_FUZZ_ALLOW_D13
-    if (a->end_status == b->end_status && a->end_err == PANTO_ERR_LIMIT &&
-        b->end_err == PANTO_ERR_LIMIT)
-        return 1;
-#endif
-    return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t flags = 0;
     uint32_t seed = 1;
@@ -523,7 +488,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         abort();
     run_whole(data, size, &o, a);
     run_split(data, size, &o, (flags >> 2) & 3, (flags & 16) != 0, seed, b);
-    if (!same_trace(a, b, (flags & 16) != 0)) {
+    if (a->trace.len != b->trace.len || memcmp(a->trace.p, b->trace.p, a->trace.len) != 0) {
         size_t i = 0;
         while (i < a->trace.len && i < b->trace.len && a->trace.p[i] == b->trace.p[i])
             i++;

@@ -36,10 +36,6 @@ if ! "$CC" -fsanitize=fuzzer,address,undefined "$probe" -o "$OUT/probe" >/dev/nu
     exit 77
 fi
 
-# Known core bugs the targets tolerate until fixed (see fuzz_stream.c);
-# PANTO_FUZZ_STRICT=1 builds without them.
-KNOWN=(-DPANTO_FUZZ_ALLOW_D10 -DPANTO_FUZZ_ALLOW_D13)
-[ "${PANTO_FUZZ_STRICT:-0}" = 1 ] && KNOWN=()
 CFLAGS=(-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
     -fno-sanitize-recover=all -Iinclude -Icsrc -Wall -Wextra -Werror -std=c11)
 
@@ -56,7 +52,7 @@ build() {
         return 2
         ;;
     esac
-    "$CC" "${CFLAGS[@]}" "${KNOWN[@]}" "${def[@]}" "$src" csrc/unity/panto_core.c -o "$OUT/fuzz_$target"
+    "$CC" "${CFLAGS[@]}" "${def[@]}" "$src" csrc/unity/panto_core.c -o "$OUT/fuzz_$target"
 }
 
 failed=()
