@@ -5,33 +5,19 @@ package panto
 /*
 #cgo CFLAGS: -O2
 #include <stdlib.h>
-#include <string.h>
 #include "panto.h"
 
-// pgo_event is one decoded event flattened for Go: every field of every
-// kind, with its strings copied into the decoder's scratch buffer (off/len
-// into pgo_dec.buf).  cgo sees C unions as byte arrays, so the union is read
-// here, in C.
-typedef struct {
-	int32_t kind;
-	int32_t block_kind;
-	uint32_t index;
-	int32_t stop_reason;
-	int64_t retry;
-	uint64_t usage[5];
-	uint64_t off[5];
-	uint64_t len[5];
-} pgo_event;
-
 #define PGO_BATCH 64
-#define PGO_BATCH_BYTES ((size_t)64 << 10)
+#define PGO_BATCH_BYTES ((size_t)16 << 10)
 
-// pgo_dec owns one panto_stream plus the batch the Go side is reading.
+// pgo_dec owns one panto_stream plus the batch the Go side is reading:
+// panto_next_events fills ev[] and copies the events' strings into buf (an
+// event whose strings exceed buf keeps them borrowed from the stream, valid
+// until the next call on it, which only comes once the batch is read).
 typedef struct {
 	panto_stream *s;
-	char *buf;
-	size_t cap;
-	pgo_event ev[PGO_BATCH];
+	panto_event ev[PGO_BATCH];
+	char buf[PGO_BATCH_BYTES];
 } pgo_dec;
 
 static int pgo_new(int wire, const panto_stream_options *opts, pgo_dec **out)
@@ -54,146 +40,14 @@ static void pgo_free(pgo_dec *d)
 	if (d == NULL)
 		return;
 	panto_stream_free(d->s);
-	free(d->buf);
 	free(d);
 }
 
-static size_t pgo_memory(const pgo_dec *d)
-{
-	return sizeof *d + d->cap + panto_stream_memory(d->s);
-}
+static size_t pgo_memory(const pgo_dec *d) { return sizeof *d + panto_stream_memory(d->s); }
 
-// The strings of an event, in the order of pgo_event.off/len.
-static int pgo_strings(const panto_event *ev, panto_str *s)
+static int pgo_next(pgo_dec *d, size_t *n)
 {
-	switch (ev->kind) {
-	case PANTO_EV_MESSAGE_START:
-		s[0] = ev->u.message_start.id;
-		s[1] = ev->u.message_start.model;
-		return 2;
-	case PANTO_EV_TOOL_DETAILS:
-		s[0] = ev->u.tool_details.id;
-		s[1] = ev->u.tool_details.name;
-		return 2;
-	case PANTO_EV_CONTENT_DELTA:
-		s[0] = ev->u.content_delta.text;
-		return 1;
-	case PANTO_EV_BLOCK_COMPLETE:
-		s[0] = ev->u.block_complete.text;
-		s[1] = ev->u.block_complete.signature;
-		s[2] = ev->u.block_complete.tool_id;
-		s[3] = ev->u.block_complete.tool_name;
-		s[4] = ev->u.block_complete.citations;
-		return 5;
-	case PANTO_EV_MESSAGE_COMPLETE:
-		s[0] = ev->u.message_complete.raw_stop_reason;
-		return 1;
-	case PANTO_EV_SSE:
-		s[0] = ev->u.sse.event;
-		s[1] = ev->u.sse.data;
-		s[2] = ev->u.sse.id;
-		return 3;
-	default:
-		return 0;
-	}
-}
-
-static void pgo_usage(pgo_event *o, const panto_usage *u)
-{
-	o->usage[0] = u->input_tokens;
-	o->usage[1] = u->cache_read_tokens;
-	o->usage[2] = u->cache_write_tokens;
-	o->usage[3] = u->output_tokens;
-	o->usage[4] = u->reasoning_tokens;
-}
-
-// pgo_next decodes up to PGO_BATCH events into d->ev, copying their strings
-// into d->buf (grown as needed; a batch stops after PGO_BATCH_BYTES).  It
-// returns the number of events and stores in *status the panto status that
-// ended the batch (PANTO_EVENT when it stopped because it was full), or
-// PANTO_ERR_NO_MEMORY-style failure as -2 when the scratch buffer could not
-// grow (the event is lost; the decoder is then unusable).
-static int pgo_next(pgo_dec *d, int *status)
-{
-	size_t used = 0;
-	int n = 0;
-	while (n < PGO_BATCH && used < PGO_BATCH_BYTES) {
-		panto_event ev;
-		int st = panto_next_event(d->s, &ev);
-		if (st != PANTO_EVENT) {
-			*status = st;
-			goto out;
-		}
-		panto_str s[5];
-		int ns = pgo_strings(&ev, s);
-		size_t total = 0;
-		for (int k = 0; k < ns; k++)
-			total += s[k].len;
-		if (total > d->cap - used) {
-			size_t ncap = d->cap ? d->cap : 4096;
-			while (ncap < used + total)
-				ncap *= 2;
-			char *nb = realloc(d->buf, ncap);
-			if (nb == NULL) {
-				*status = -2;
-				return n;
-			}
-			d->buf = nb;
-			d->cap = ncap;
-		}
-		pgo_event *o = &d->ev[n];
-		memset(o, 0, sizeof *o);
-		o->kind = ev.kind;
-		o->retry = -1;
-		for (int k = 0; k < ns; k++) {
-			o->off[k] = used;
-			o->len[k] = s[k].len;
-			if (s[k].len)
-				memcpy(d->buf + used, s[k].ptr, s[k].len);
-			used += s[k].len;
-		}
-		switch (ev.kind) {
-		case PANTO_EV_MESSAGE_START:
-			pgo_usage(o, &ev.u.message_start.usage);
-			break;
-		case PANTO_EV_BLOCK_START:
-			o->index = ev.u.block_start.index;
-			o->block_kind = ev.u.block_start.block_kind;
-			break;
-		case PANTO_EV_TOOL_DETAILS:
-			o->index = ev.u.tool_details.index;
-			o->block_kind = PANTO_BLOCK_TOOL_USE;
-			break;
-		case PANTO_EV_CONTENT_DELTA:
-			o->index = ev.u.content_delta.index;
-			o->block_kind = ev.u.content_delta.block_kind;
-			break;
-		case PANTO_EV_BLOCK_COMPLETE:
-			o->index = ev.u.block_complete.index;
-			o->block_kind = ev.u.block_complete.block_kind;
-			break;
-		case PANTO_EV_MESSAGE_COMPLETE:
-			o->stop_reason = ev.u.message_complete.stop_reason;
-			pgo_usage(o, &ev.u.message_complete.usage);
-			break;
-		case PANTO_EV_SSE:
-			o->retry = ev.u.sse.retry;
-			break;
-		}
-		n++;
-	}
-	*status = PANTO_EVENT;
-out:
-	// Give back a scratch buffer that one huge event blew up.
-	if (d->cap > ((size_t)1 << 20) && used < d->cap / 8) {
-		size_t ncap = used > 4096 ? used : 4096;
-		char *nb = realloc(d->buf, ncap);
-		if (nb != NULL) {
-			d->buf = nb;
-			d->cap = ncap;
-		}
-	}
-	return n;
+	return panto_next_events(d->s, d->ev, PGO_BATCH, d->buf, PGO_BATCH_BYTES, n);
 }
 
 static int pgo_feed(pgo_dec *d, const void *p, size_t n)
@@ -397,14 +251,16 @@ func (d *Decoder) Next() (Event, error) {
 	if d.c == nil {
 		return nil, ErrDecoderClosed
 	}
-	var st C.int
-	d.n = int(C.pgo_next(d.c, &st))
+	var n C.size_t
+	st := C.pgo_next(d.c, &n)
+	d.n = int(n)
 	d.i = 0
-	if d.n > 0 {
+	if st == C.PANTO_EVENT && d.n > 0 {
 		ev := d.event(0)
 		d.i = 1
 		return ev, nil
 	}
+	d.n = 0
 	switch st {
 	case C.PANTO_NEED_MORE:
 		return nil, ErrNeedMore
@@ -414,10 +270,6 @@ func (d *Decoder) Next() (Event, error) {
 			d.release()
 		}
 		return nil, io.EOF
-	case -2:
-		d.err = &DecodeError{Code: ErrCodeNoMemory, Message: "out of memory copying an event"}
-		d.release()
-		return nil, d.err
 	default:
 		return nil, d.fail()
 	}
@@ -450,56 +302,55 @@ func goStr(s C.panto_str) string {
 	return C.GoStringN(s.ptr, C.int(s.len))
 }
 
-// str copies string k of batch event i out of the scratch buffer.
-func (d *Decoder) str(e *C.pgo_event, k int) string {
-	n := int(e.len[k])
-	if n == 0 {
-		return ""
-	}
-	p := unsafe.Add(unsafe.Pointer(d.c.buf), uintptr(e.off[k]))
-	return string(unsafe.Slice((*byte)(p), n))
-}
-
-func usage(e *C.pgo_event) Usage {
+func usage(u *C.panto_usage) Usage {
 	return Usage{
-		InputTokens:      int(e.usage[0]),
-		CacheReadTokens:  int(e.usage[1]),
-		CacheWriteTokens: int(e.usage[2]),
-		OutputTokens:     int(e.usage[3]),
-		ReasoningTokens:  int(e.usage[4]),
+		InputTokens:      int(u.input_tokens),
+		CacheReadTokens:  int(u.cache_read_tokens),
+		CacheWriteTokens: int(u.cache_write_tokens),
+		OutputTokens:     int(u.output_tokens),
+		ReasoningTokens:  int(u.reasoning_tokens),
 	}
 }
 
-// event converts batch event i into its Go type.
+// event converts batch event i into its Go type, copying its strings.  cgo
+// sees the C union as a byte array: each case reads it as its member.
 func (d *Decoder) event(i int) Event {
 	e := &d.c.ev[i]
+	u := unsafe.Pointer(&e.u)
 	switch e.kind {
 	case C.PANTO_EV_MESSAGE_START:
-		return MessageStart{ID: d.str(e, 0), Model: d.str(e, 1), Usage: usage(e)}
+		m := (*C.panto_message_start)(u)
+		return MessageStart{ID: goStr(m.id), Model: goStr(m.model), Usage: usage(&m.usage)}
 	case C.PANTO_EV_BLOCK_START:
-		return BlockStart{Index: int(e.index), Kind: BlockKind(e.block_kind)}
+		m := (*C.panto_block_start)(u)
+		return BlockStart{Index: int(m.index), Kind: BlockKind(m.block_kind)}
 	case C.PANTO_EV_TOOL_DETAILS:
-		return ToolDetails{Index: int(e.index), ID: d.str(e, 0), Name: d.str(e, 1)}
+		m := (*C.panto_tool_details)(u)
+		return ToolDetails{Index: int(m.index), ID: goStr(m.id), Name: goStr(m.name)}
 	case C.PANTO_EV_CONTENT_DELTA:
-		return ContentDelta{Index: int(e.index), Kind: BlockKind(e.block_kind), Text: d.str(e, 0)}
+		m := (*C.panto_content_delta)(u)
+		return ContentDelta{Index: int(m.index), Kind: BlockKind(m.block_kind), Text: goStr(m.text)}
 	case C.PANTO_EV_BLOCK_COMPLETE:
+		m := (*C.panto_block_complete)(u)
 		return BlockComplete{
-			Index:     int(e.index),
-			Kind:      BlockKind(e.block_kind),
-			Text:      d.str(e, 0),
-			Signature: d.str(e, 1),
-			ToolID:    d.str(e, 2),
-			ToolName:  d.str(e, 3),
-			Citations: d.str(e, 4),
+			Index:     int(m.index),
+			Kind:      BlockKind(m.block_kind),
+			Text:      goStr(m.text),
+			Signature: goStr(m.signature),
+			ToolID:    goStr(m.tool_id),
+			ToolName:  goStr(m.tool_name),
+			Citations: goStr(m.citations),
 		}
 	case C.PANTO_EV_MESSAGE_COMPLETE:
+		m := (*C.panto_message_complete)(u)
 		return MessageComplete{
-			StopReason:    stopReason(int(e.stop_reason)),
-			RawStopReason: d.str(e, 0),
-			Usage:         usage(e),
+			StopReason:    stopReason(int(m.stop_reason)),
+			RawStopReason: goStr(m.raw_stop_reason),
+			Usage:         usage(&m.usage),
 		}
 	case C.PANTO_EV_SSE:
-		return SSE{Event: d.str(e, 0), Data: d.str(e, 1), ID: d.str(e, 2), Retry: int64(e.retry)}
+		m := (*C.panto_sse_event)(u)
+		return SSE{Event: goStr(m.event), Data: goStr(m.data), ID: goStr(m.id), Retry: int64(m.retry)}
 	}
 	panic(fmt.Sprintf("panto: unknown event kind %d", int(e.kind)))
 }
