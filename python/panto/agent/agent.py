@@ -87,7 +87,7 @@ class Agent:
         self._sources: list[ToolSource] = []
         self._http: httpx.Client | None = None
         self._http_tls = False
-        self._ahttp: dict[int, httpx.AsyncClient] = {}
+        self._ahttp: dict[tuple[int, bool], httpx.AsyncClient] = {}
         self._lock = threading.Lock()
         self._active: Stream | AsyncStream | None = None
         self._hooks = HookChain()
@@ -467,9 +467,11 @@ class Agent:
                 if self._http is None or (https and not self._http_tls):
                     import httpx
 
+                    from ..providers.transport import tls_verify
+
                     old, self._http_tls = self._http, https
                     self._http = httpx.Client(
-                        http2=False, follow_redirects=False, verify=_tls_verify(https)
+                        http2=False, follow_redirects=False, verify=tls_verify(https)
                     )
                     if old is not None:
                         old.close()
@@ -480,11 +482,17 @@ class Agent:
         import asyncio
 
         loop = asyncio.get_running_loop()
-        client = self._ahttp.get(id(loop))
+        https = self.config.resolve_base_url().startswith("https:")
+        key = (id(loop), https)  # TLS only for https (see _http_client)
+        client = self._ahttp.get(key)
         if client is None or client.is_closed:
             import httpx
 
-            client = self._ahttp[id(loop)] = httpx.AsyncClient(follow_redirects=False)
+            from ..providers.transport import tls_verify
+
+            client = self._ahttp[key] = httpx.AsyncClient(
+                follow_redirects=False, verify=tls_verify(https)
+            )
         return client
 
     def close(self) -> None:
@@ -512,14 +520,3 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<Agent {self.config.model_spec} {len(self.conversation)} messages>"
-
-
-def _tls_verify(https: bool) -> Any:
-    """httpx's ``verify`` for a client: the default (the CA bundle) for
-    https; for plain http an empty client context that is never used (and
-    would refuse any certificate if it were)."""
-    if https:
-        return True
-    import ssl
-
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
