@@ -12,7 +12,7 @@ CPU time).  Prints the medians and the ratio (target: < 100 ms of CPU).
 **2. The split.**  The same path in one process, phase by phase, CPU
 (``time.process_time``: all threads) and wall: imports, config
 (``Config.load``), extensions (the Lua runtime, the std tools and the system
-prompt: ``panto.app.open_session``), TLS (``transport.tls_verify``:
+prompt: ``panto.app.open_session``), the httpx import, TLS (``transport.tls_verify``:
 what an ``https://`` provider adds; the ``http://`` request here must not
 pay it) and the first request (``submit`` + ``run`` until the server has
 its first byte).
@@ -212,8 +212,10 @@ config = Config.load(cwd=sys.argv[1])
 marks.append(("config", *now()))
 session = panto.app.open_session(config, cwd=sys.argv[1])
 marks.append(("extensions", *now()))
+import httpx
+marks.append(("httpx import", *now()))
 from panto.providers.transport import tls_verify
-tls_verify(True)  # what an https:// provider's client gets
+httpx.create_ssl_context(verify=tls_verify(True))  # what an https:// provider's client gets
 marks.append(("TLS (https only)", *now()))
 agent = session.agent
 agent.submit_user_message("hi")

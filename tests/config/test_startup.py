@@ -16,6 +16,7 @@ from panto.agent import Agent
 from panto.config import Config
 from panto.conversation import Text
 from panto.errors import PantoError
+from panto.providers.transport import tls_verify
 from panto.testing import Reply, ScriptedServer, render_sse
 
 
@@ -100,20 +101,36 @@ def _https_sse_server(cert: Path, key: Path) -> tuple[int, socket.socket]:
     ls.bind(("127.0.0.1", 0))
     ls.listen(4)
 
+    def handle(raw: socket.socket) -> None:
+        try:
+            with ctx.wrap_socket(raw, server_side=True) as s:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                while len(body) < length:  # all of it: closing on unread data resets
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        return
+                    body += chunk
+                s.sendall(reply)
+        except (OSError, ssl.SSLError):
+            pass
+
     def serve() -> None:
         while True:
             try:
                 raw, _ = ls.accept()
             except OSError:
                 return
-            try:
-                with ctx.wrap_socket(raw, server_side=True) as s:
-                    data = b""
-                    while b"\r\n\r\n" not in data:
-                        data += s.recv(65536)
-                    s.sendall(reply)
-            except (OSError, ssl.SSLError):
-                pass
+            threading.Thread(target=handle, args=(raw,), daemon=True).start()
 
     threading.Thread(target=serve, daemon=True).start()
     return ls.getsockname()[1], ls
@@ -134,7 +151,7 @@ def test_https_verifies_against_the_system_ca_directory_lazily(
         return Config(
             provider="anthropic",
             model="m",
-            base_url=f"https://localhost:{port}",
+            base_url=f"https://127.0.0.1:{port}",
             api_key="k",
             max_retries=0,
             connect_timeout=5.0,
@@ -163,3 +180,6 @@ def test_https_verifies_against_the_system_ca_directory_lazily(
                 list(stream)
     finally:
         ls.close()
+    # a bundle of one's own in SSL_CERT_FILE is loaded as asked (httpx's default)
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+    assert tls_verify(True) is True

@@ -448,18 +448,21 @@ _watchdog = _Watchdog()
 def tls_verify(https: bool) -> Any:
     """httpx's ``verify`` for a client.  Plain http: an empty client context
     that is never used (and would refuse any certificate if it were).
-    https: the system's hashed CA directory (``/etc/ssl/certs``), which
-    OpenSSL reads lazily, one certificate per handshake (<1 ms instead of
-    ~40 ms parsing a whole bundle); httpx's default (certifi's bundle, or
-    ``SSL_CERT_FILE``/``SSL_CERT_DIR``) when there is no such directory or
-    those variables are set."""
+    https: the system's hashed CA directory (``/etc/ssl/certs``, or
+    ``SSL_CERT_DIR``), which OpenSSL reads lazily, one certificate per
+    handshake (<1 ms instead of ~40 ms parsing a whole bundle).  httpx's
+    default (certifi's bundle) when there is no such directory, and a
+    ``SSL_CERT_FILE`` naming another bundle than the system's is loaded as
+    asked."""
     import ssl
 
     if not https:
         return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
-        return True
-    capath = ssl.get_default_verify_paths().capath
+    paths = ssl.get_default_verify_paths()
+    cert_file = os.environ.get("SSL_CERT_FILE")
+    if cert_file and os.path.realpath(cert_file) != os.path.realpath(paths.openssl_cafile or ""):
+        return True  # a bundle of one's own: httpx loads it
+    capath = paths.capath
     try:
         hashed = capath is not None and any(_CA_HASH.fullmatch(n) for n in os.listdir(capath))
     except OSError:
