@@ -17,12 +17,12 @@ what an ``https://`` provider adds; the ``http://`` request here must not
 pay it) and the first request (``submit`` + ``run`` until the server has
 its first byte).
 
-**3. Extensions: 20 across the three layers**, nothing to install, against
+**3. Extensions: 23 across the three layers**, nothing to install, against
 ``--no-extensions``.
 
 The layout (in a temporary home, so nothing of yours is read):
 
-- base: the 4 built-in ``std.*`` tools;
+- base: the 7 built-in ``std.*`` tools;
 - user: 6 files in ``~/.config/panto/extensions/``, 1 in a directory listed
   in the user config's ``extensions.paths``, and 1 installed rock listed in
   ``extensions.rocks`` (its tree laid out as luarocks leaves it);

@@ -24,7 +24,7 @@ def test_startup_bench_smoke() -> None:
         pass
     r = subprocess.run(args, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "20 entries, 20 active" in r.stdout
+    assert "23 entries, 23 active" in r.stdout
     assert "luarocks spawned: 0" in r.stdout
     assert "ratio:" in r.stdout and "added:" in r.stdout
     out = r.stdout

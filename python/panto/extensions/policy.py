@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from ..errors import ConfigError
-from ._record import Record
 
 __all__ = [
     "KINDS",
@@ -113,18 +113,15 @@ def specificity(pattern: str) -> tuple[int, int, int]:
     return (literal, len(segs), -doubles)
 
 
-class Rule(Record):
+@dataclass(unsafe_hash=True)
+class Rule:
     """One ``allow``/``deny`` pattern and where it was written (``origin``:
     the config file, for messages)."""
 
-    __slots__ = ("kind", "layer", "origin", "pattern")
-    _fields = ("layer", "kind", "pattern", "origin")
-
-    def __init__(self, layer: str, kind: RuleKind, pattern: str, origin: str | None = None) -> None:
-        self.layer = layer
-        self.kind: RuleKind = kind
-        self.pattern = pattern
-        self.origin = origin
+    layer: str
+    kind: RuleKind
+    pattern: str
+    origin: str | None = None
 
     @property
     def specificity(self) -> tuple[int, int, int]:
@@ -137,39 +134,27 @@ class Rule(Record):
         return f'{self.kind} "{self.pattern}" ({self.layer})'
 
 
-class Decision(Record):
+@dataclass(unsafe_hash=True)
+class Decision:
     """Whether a name may activate, and the rule that decided (None: the default)."""
 
-    __slots__ = ("allowed", "name", "rule")
-    _fields = ("name", "allowed", "rule")
-
-    def __init__(self, name: str, allowed: bool, rule: Rule | None = None) -> None:
-        self.name = name
-        self.allowed = allowed
-        self.rule = rule
+    name: str
+    allowed: bool
+    rule: Rule | None = None
 
     def __str__(self) -> str:
         return str(self.rule) if self.rule is not None else "default allow"
 
 
-class LayerPolicy(Record):
+@dataclass(unsafe_hash=True)
+class LayerPolicy:
     """The ``allow``/``deny`` lists of one config layer, as written, and the
     file they came from."""
 
-    __slots__ = ("allow", "deny", "layer", "origin")
-    _fields = ("layer", "allow", "deny", "origin")
-
-    def __init__(
-        self,
-        layer: str,
-        allow: Sequence[str] = (),
-        deny: Sequence[str] = (),
-        origin: str | None = None,
-    ) -> None:
-        self.layer = layer
-        self.allow = allow
-        self.deny = deny
-        self.origin = origin
+    layer: str
+    allow: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    origin: str | None = None
 
 
 class Policy:
@@ -224,7 +209,8 @@ class Policy:
 # two-pass load plan
 
 
-class Source(Record):
+@dataclass(unsafe_hash=True)
+class Source:
     """A precedence slot: one layer's rocks, paths or dirs.
 
     Sources are totally ordered (project > user > base; within a layer
@@ -232,12 +218,8 @@ class Source(Record):
     error and a name in two sources is shadowing.
     """
 
-    __slots__ = ("kind", "layer")
-    _fields = ("layer", "kind")
-
-    def __init__(self, layer: str, kind: str) -> None:
-        self.layer = layer
-        self.kind = kind
+    layer: str
+    kind: str
 
     def rank(self, layers: Sequence[str] = LAYERS) -> tuple[int, int]:
         if self.layer not in layers:
@@ -272,28 +254,17 @@ class Candidate:
         return f"{self.source} {self.location}"
 
 
-class PlannedEntry(Record):
+@dataclass(unsafe_hash=True)
+class PlannedEntry:
     """What the plan decided for one candidate; ``decision`` is the policy's
     for the name (None if the name is invalid)."""
 
-    __slots__ = ("candidate", "decision", "duplicate_of", "message", "shadowed_by", "status")
-    _fields = ("candidate", "status", "decision", "shadowed_by", "duplicate_of", "message")
-
-    def __init__(
-        self,
-        candidate: Candidate,
-        status: Status,
-        decision: Decision | None = None,
-        shadowed_by: Candidate | None = None,
-        duplicate_of: Candidate | None = None,
-        message: str = "",
-    ) -> None:
-        self.candidate = candidate
-        self.status: Status = status
-        self.decision = decision
-        self.shadowed_by = shadowed_by
-        self.duplicate_of = duplicate_of
-        self.message = message
+    candidate: Candidate
+    status: Status
+    decision: Decision | None = None
+    shadowed_by: Candidate | None = None
+    duplicate_of: Candidate | None = None
+    message: str = ""
 
     @property
     def name(self) -> str:
@@ -312,18 +283,13 @@ class PlannedEntry(Record):
         return str(self.decision)
 
 
-class LoadPlan(Record):
+@dataclass(unsafe_hash=True)
+class LoadPlan:
     """Every candidate with its status, the ones to activate and the errors."""
 
-    __slots__ = ("entries", "errors", "to_activate")
-    _fields = ("entries", "to_activate", "errors")
-
-    def __init__(
-        self, entries: list[PlannedEntry], to_activate: list[Candidate], errors: list[str]
-    ) -> None:
-        self.entries = entries
-        self.to_activate = to_activate
-        self.errors = errors
+    entries: list[PlannedEntry]
+    to_activate: list[Candidate]
+    errors: list[str]
 
     def by_name(self, name: str) -> list[PlannedEntry]:
         return [e for e in self.entries if e.name == name]

@@ -25,8 +25,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-
-from ._record import Record
+from dataclasses import dataclass
 
 __all__ = [
     "Constraint",
@@ -165,15 +164,12 @@ def _partial_match(version: Version, requested: Version) -> bool:
     return True
 
 
-class Constraint(Record):
+@dataclass
+class Constraint:
     """One ``op version`` (op: ``==`` ``~=`` ``<`` ``>`` ``<=`` ``>=`` ``~>``)."""
 
-    __slots__ = ("op", "version")
-    _fields = ("op", "version")
-
-    def __init__(self, op: str, version: Version) -> None:
-        self.op = op
-        self.version = version
+    op: str
+    version: Version
 
     def __hash__(self) -> int:
         return hash((self.op, self.version.string))
@@ -245,19 +241,14 @@ _DEP = re.compile(
 )
 
 
-class Dependency(Record):
+@dataclass
+class Dependency:
     """A luarocks dependency string such as ``"panto-agent 1.4.2-1"``."""
 
-    __slots__ = ("constraints", "name", "namespace", "spec")
-    _fields = ("spec", "name", "namespace", "constraints")
-
-    def __init__(
-        self, spec: str, name: str, namespace: str | None, constraints: tuple[Constraint, ...]
-    ) -> None:
-        self.spec = spec
-        self.name = name
-        self.namespace = namespace
-        self.constraints = constraints
+    spec: str
+    name: str
+    namespace: str | None
+    constraints: tuple[Constraint, ...]
 
     def __hash__(self) -> int:
         return hash(self.spec)

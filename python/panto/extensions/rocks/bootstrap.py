@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...paths import LUA_VERSION, panto_home
-from .._record import Record
 from .luarocks import RockResult, Rocks, SyncReport, write_if_changed
 from .sync import parse_all, sync
 from .toolchain import Toolchain, check_toolchain
@@ -21,16 +21,13 @@ MANIFEST_PATH = Path(__file__).resolve().parent.parent / "batteries.toml"
 _EXACT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._]*-[0-9]+|scm-[0-9]+|dev-[0-9]+")
 
 
-class BatteriesManifest(Record):
+@dataclass(unsafe_hash=True)
+class BatteriesManifest:
     """The rocks one panto release pins (seed 000 Q5): name -> version-revision."""
 
-    __slots__ = ("lua_version", "path", "rocks")
-    _fields = ("lua_version", "rocks", "path")
-
-    def __init__(self, lua_version: str, rocks: Mapping[str, str], path: str = "") -> None:
-        self.lua_version = lua_version
-        self.rocks = rocks
-        self.path = path
+    lua_version: str
+    rocks: Mapping[str, str]
+    path: str = ""
 
     def specs(self) -> list[str]:
         return [f"{n} == {v}" for n, v in self.rocks.items()]
@@ -67,27 +64,19 @@ def load_manifest(path: Path | str | None = None) -> BatteriesManifest:
     return BatteriesManifest(lua_version, dict(rocks), str(p))
 
 
-class BootstrapReport(Record):
+@dataclass(unsafe_hash=True)
+class BootstrapReport:
     """The toolchain found, the batteries and rocks synced, what was removed."""
 
-    _fields = ("toolchain", "batteries", "rocks", "removed", "lua_mismatch", "removal_spawned")
-    __slots__ = _fields
+    toolchain: Toolchain
+    batteries: SyncReport
+    rocks: SyncReport
+    removed: list[RockResult] | None = None
+    lua_mismatch: str | None = None
+    removal_spawned: int = 0
 
-    def __init__(
-        self,
-        toolchain: Toolchain,
-        batteries: SyncReport,
-        rocks: SyncReport,
-        removed: list[RockResult] | None = None,
-        lua_mismatch: str | None = None,
-        removal_spawned: int = 0,
-    ) -> None:
-        self.toolchain = toolchain
-        self.batteries = batteries
-        self.rocks = rocks
-        self.removed = removed if removed is not None else []
-        self.lua_mismatch = lua_mismatch
-        self.removal_spawned = removal_spawned
+    def __post_init__(self) -> None:
+        self.removed = self.removed if self.removed is not None else []
 
     @property
     def ok(self) -> bool:

@@ -8,10 +8,10 @@ import os
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...paths import panto_home
-from .._record import Record
 from ..vers import Dependency, latest
 from . import toolchain
 from .toolchain import HEADERS, HINT_HEADERS, HINT_LUAROCKS
@@ -21,37 +21,24 @@ from .tree import LUA_SHORT, NESTED_ENV, Action, ErrorKind, Progress, RockTree
 # results
 
 
-class RockError(Record):
+@dataclass(unsafe_hash=True)
+class RockError:
     """Why a rock is not installed; ``output``: luarocks' last lines, when it ran."""
 
-    __slots__ = ("kind", "message", "output")
-    _fields = ("kind", "message", "output")
-
-    def __init__(self, kind: ErrorKind, message: str, output: str = "") -> None:
-        self.kind: ErrorKind = kind
-        self.message = message
-        self.output = output
+    kind: ErrorKind
+    message: str
+    output: str = ""
 
 
-class RockResult(Record):
+@dataclass(unsafe_hash=True)
+class RockResult:
     """What happened to one rock."""
 
-    __slots__ = ("action", "error", "name", "spec", "version")
-    _fields = ("spec", "name", "action", "version", "error")
-
-    def __init__(
-        self,
-        spec: str,
-        name: str,
-        action: Action,
-        version: str | None = None,
-        error: RockError | None = None,
-    ) -> None:
-        self.spec = spec
-        self.name = name
-        self.action: Action = action
-        self.version = version
-        self.error = error
+    spec: str
+    name: str
+    action: Action
+    version: str | None = None
+    error: RockError | None = None
 
     @property
     def ok(self) -> bool:
@@ -65,15 +52,15 @@ class RockResult(Record):
         return f"{self.name}{where} {self.action}"
 
 
-class SyncReport(Record):
+@dataclass(unsafe_hash=True)
+class SyncReport:
     """Every rock's result and how many luarocks processes ran."""
 
-    __slots__ = ("results", "spawned")
-    _fields = ("results", "spawned")
+    results: list[RockResult] | None = None
+    spawned: int = 0
 
-    def __init__(self, results: list[RockResult] | None = None, spawned: int = 0) -> None:
-        self.results = results if results is not None else []
-        self.spawned = spawned
+    def __post_init__(self) -> None:
+        self.results = self.results if self.results is not None else []
 
     @property
     def ok(self) -> bool:
@@ -112,13 +99,10 @@ def _indent(text: str) -> str:
     return "\n".join("    " + ln for ln in text.splitlines())
 
 
-class _Run(Record):
-    __slots__ = ("output", "rc")
-    _fields = ("rc", "output")
-
-    def __init__(self, rc: int, output: str) -> None:
-        self.rc = rc
-        self.output = output
+@dataclass(unsafe_hash=True)
+class _Run:
+    rc: int
+    output: str
 
 
 class Rocks:

@@ -6,9 +6,8 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-
-from .._record import Record
 
 HEADERS = ("lua.h", "luaconf.h", "lualib.h", "lauxlib.h", "lua.hpp")
 #: Where Lua 5.4 headers are looked for, after $PANTO_LUA_INCDIR.
@@ -98,33 +97,21 @@ def find_lua_headers(env: Mapping[str, str] | None = None) -> Path | None:
     return None
 
 
-class Toolchain(Record):
+@dataclass(unsafe_hash=True)
+class Toolchain:
     """What building rocks needs, found (or not) on this machine.
 
     ``cc`` is the compiler command, ``cc_path`` where it resolved (None:
     missing); the others are paths or None.
     """
 
-    _fields = ("luarocks", "luarocks_version", "cc", "cc_path", "make", "headers", "downloader")
-    __slots__ = _fields
-
-    def __init__(
-        self,
-        luarocks: str | None,
-        luarocks_version: str | None,
-        cc: str | None,
-        cc_path: str | None,
-        make: str | None,
-        headers: Path | None,
-        downloader: str | None,
-    ) -> None:
-        self.luarocks = luarocks
-        self.luarocks_version = luarocks_version
-        self.cc = cc
-        self.cc_path = cc_path
-        self.make = make
-        self.headers = headers
-        self.downloader = downloader
+    luarocks: str | None
+    luarocks_version: str | None
+    cc: str | None
+    cc_path: str | None
+    make: str | None
+    headers: Path | None
+    downloader: str | None
 
     @property
     def ok(self) -> bool:

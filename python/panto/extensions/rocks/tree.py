@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ...paths import LUA_VERSION, panto_home
-from .._record import Record
 from ..vers import Dependency
 
 LUA_SHORT = "5.4"
@@ -38,14 +38,14 @@ NESTED_ENV = "PANTO_ROCKS_NESTED"
 # the tree
 
 
-class RockTree(Record):
+@dataclass(unsafe_hash=True)
+class RockTree:
     """``$PANTO_HOME/rocks/lua-5.4.8``: a luarocks tree, also the ``--lua-dir``."""
 
-    __slots__ = ("root",)
-    _fields = ("root",)
+    root: Path
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
 
     @classmethod
     def default(cls, home: Path | None = None) -> RockTree:
