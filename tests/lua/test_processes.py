@@ -171,3 +171,34 @@ def test_panto_death_kills_every_process(tmp_path: Path, sig: int) -> None:
             p.wait()
         for pid in _alive(tag):
             os.kill(pid, signal.SIGKILL)
+
+
+DETACH_AND_EXIT = """
+import sys
+from panto.lua import LuaRuntime, LuaToolSource, load_extensions
+from panto.tools import ToolCall
+rt = LuaRuntime()
+load_extensions(rt, no_extensions=True)
+out = LuaToolSource(rt).invoke_batch([ToolCall("c", "bash", {"command": sys.argv[1]})])
+print(out[0].content.strip(), flush=True)
+"""
+
+
+def test_normal_exit_kills_detached_jobs(tmp_path: Path) -> None:
+    """A job the command detached on purpose outlives the tool call, but
+    not panto: a normal exit ends it too."""
+    tag = _tag()
+    cmd = f"nohup sleep {tag} >/dev/null 2>&1 & setsid sleep {tag} >/dev/null 2>&1 & echo ok"
+    r = subprocess.run(
+        [sys.executable, "-c", DETACH_AND_EXIT, cmd],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    try:
+        assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+        assert _gone(tag, 10), _alive(tag)
+    finally:
+        for pid in _alive(tag):
+            os.kill(pid, signal.SIGKILL)
