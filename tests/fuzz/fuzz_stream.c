@@ -14,6 +14,12 @@
  *                     end (lazily), at random points, or one event per feed
  *   flags & 16        the split run calls finish() before draining the last
  *                     events instead of after
+ *   flags & 32        the split run pulls events with panto_next_events
+ *                     (1-8 per call, a 0-512 byte string buffer, so big
+ *                     events come borrowed) instead of panto_next_event
+ *   flags & 64        after the split run, panto_stream_reset() and decode
+ *                     the body again on the same stream: same events as a
+ *                     new stream
  *
  * The body is decoded twice under the same limits: fed whole and drained
  * after the single feed (the reference), and fed in random pieces (sizes 0
@@ -160,6 +166,8 @@ typedef struct {
     fz_buf text[MAX_BLOCKS];    /* concatenated deltas (first blocks only) */
     int want_details;           /* the last event was a tool_use BLOCK_START */
     uint32_t details_index;
+    size_t batch_cap;           /* >0: drain through panto_next_events */
+    size_t batch_bytes;         /* its string buffer */
     int ended;                  /* last status: 0 running, PANTO_DONE, PANTO_ERROR */
     int32_t end_code;
 } run_state;
@@ -324,9 +332,73 @@ static void on_event(run_state *r, const panto_event *ev) {
     }
 }
 
+/* The end-of-drain checks shared by both ways of pulling events. */
+static int on_status(panto_stream *s, run_state *r, int st) {
+    if (st == PANTO_DONE) {
+        if (FUZZ_WIRE != PANTO_WIRE_SSE && !r->completed_msg)
+            FAIL("PANTO_DONE before MESSAGE_COMPLETE");
+        if (r->ended == PANTO_ERROR)
+            FAIL("PANTO_DONE after PANTO_ERROR");
+        r->ended = PANTO_DONE;
+        return st;
+    }
+    if (st == PANTO_ERROR) {
+        panto_error e;
+        panto_stream_error(s, &e);
+        if (e.code == PANTO_ERR_NONE)
+            FAIL("PANTO_ERROR from next_event with error code NONE");
+        if (r->ended == PANTO_DONE)
+            FAIL("PANTO_ERROR after PANTO_DONE");
+        if (r->ended == PANTO_ERROR && e.code != r->end_code)
+            FAIL("the sticky error changed from %d to %d", (int)r->end_code, (int)e.code);
+        r->ended = PANTO_ERROR;
+        r->end_code = e.code;
+        return st;
+    }
+    if (st != PANTO_NEED_MORE)
+        FAIL("panto_next_event(s) returned %d", st);
+    if (r->ended)
+        FAIL("PANTO_NEED_MORE after the stream ended with %d", r->ended);
+    return st;
+}
+
+static int drain_batch(panto_stream *s, run_state *r, size_t max) {
+    panto_event evs[8];
+    char buf[512];
+    int st = PANTO_NEED_MORE;
+    size_t got = 0;
+    while (got < max) {
+        size_t cap = r->batch_cap < sizeof evs / sizeof evs[0] ? r->batch_cap : 8;
+        if (cap > max - got)
+            cap = max - got;
+        size_t n = (size_t)-1;
+        memset(evs, 0xA5, sizeof evs);
+        st = panto_next_events(s, evs, cap, buf, r->batch_bytes, &n);
+        if (st == PANTO_EVENT) {
+            if (n == 0 || n > cap)
+                FAIL("panto_next_events: PANTO_EVENT with n = %zu (cap %zu)", n, cap);
+            if (r->ended)
+                FAIL("PANTO_EVENT after the stream ended with %d", r->ended);
+            for (size_t k = 0; k < n; k++)
+                on_event(r, &evs[k]);
+            got += n;
+            continue;
+        }
+        if (n != 0)
+            FAIL("panto_next_events: status %d with n = %zu", st, n);
+        return on_status(s, r, st);
+    }
+    return st;
+}
+
 /* Pull events until the stream needs more input or is over.  `max` bounds
- * how many are pulled (SIZE_MAX: all).  Returns the last status. */
+ * how many are pulled (SIZE_MAX: all).  Returns the last status.  With
+ * r->batch_cap set, events come through panto_next_events (batches of at
+ * most batch_cap, strings copied into a batch_bytes buffer or borrowed),
+ * else one panto_next_event call each. */
 static int drain(panto_stream *s, run_state *r, size_t max) {
+    if (r->batch_cap)
+        return drain_batch(s, r, max);
     int st = PANTO_NEED_MORE;
     for (size_t i = 0; i < max; i++) {
         panto_event ev;
@@ -338,32 +410,7 @@ static int drain(panto_stream *s, run_state *r, size_t max) {
             on_event(r, &ev);
             continue;
         }
-        if (st == PANTO_DONE) {
-            if (FUZZ_WIRE != PANTO_WIRE_SSE && !r->completed_msg)
-                FAIL("PANTO_DONE before MESSAGE_COMPLETE");
-            if (r->ended == PANTO_ERROR)
-                FAIL("PANTO_DONE after PANTO_ERROR");
-            r->ended = PANTO_DONE;
-            return st;
-        }
-        if (st == PANTO_ERROR) {
-            panto_error e;
-            panto_stream_error(s, &e);
-            if (e.code == PANTO_ERR_NONE)
-                FAIL("PANTO_ERROR from next_event with error code NONE");
-            if (r->ended == PANTO_DONE)
-                FAIL("PANTO_ERROR after PANTO_DONE");
-            if (r->ended == PANTO_ERROR && e.code != r->end_code)
-                FAIL("the sticky error changed from %d to %d", (int)r->end_code, (int)e.code);
-            r->ended = PANTO_ERROR;
-            r->end_code = e.code;
-            return st;
-        }
-        if (st != PANTO_NEED_MORE)
-            FAIL("panto_next_event returned %d", st);
-        if (r->ended)
-            FAIL("PANTO_NEED_MORE after the stream ended with %d", r->ended);
-        return st;
+        return on_status(s, r, st);
     }
     return st;
 }
@@ -416,7 +463,8 @@ static void run_whole(const uint8_t *buf, size_t len, const panto_stream_options
 
 /* Feed buf in random pieces, draining as `mode` says. */
 static void run_split(const uint8_t *buf, size_t len, const panto_stream_options *o,
-                      unsigned mode, int finish_first, uint32_t seed, run_state *r) {
+                      unsigned mode, int finish_first, uint32_t seed, run_state *r,
+                      run_state *again) {
     panto_stream *s = open_stream(o);
     uint32_t st = seed * 2654435761u + 0x9E3779B9u;
     if (!st)
@@ -455,6 +503,16 @@ static void run_split(const uint8_t *buf, size_t len, const panto_stream_options
     finish_run(s, r);
     if (panto_stream_memory(s) == 0)
         FAIL("panto_stream_memory is 0 for a live stream");
+    if (again) {
+        /* A retry on the same stream: reset keeps the buffers and must
+         * decode as a new stream would. */
+        if (panto_stream_reset(s) != PANTO_OK)
+            FAIL("panto_stream_reset failed");
+        panto_stream_feed(s, buf, len);
+        drain(s, again, SIZE_MAX);
+        panto_stream_finish(s);
+        finish_run(s, again);
+    }
     panto_stream_free(s);
 }
 
@@ -486,8 +544,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     run_state *b = calloc(1, sizeof *b);
     if (!a || !b)
         abort();
+    run_state *c = (flags & 64) ? calloc(1, sizeof *c) : NULL;
+    if (flags & 32) {
+        b->batch_cap = 1 + seed % 8;
+        b->batch_bytes = (seed >> 3) % 513;
+    }
     run_whole(data, size, &o, a);
-    run_split(data, size, &o, (flags >> 2) & 3, (flags & 16) != 0, seed, b);
+    run_split(data, size, &o, (flags >> 2) & 3, (flags & 16) != 0, seed, b, c);
+    if (c && (a->trace.len != c->trace.len || memcmp(a->trace.p, c->trace.p, a->trace.len) != 0))
+        FAIL("decoding again after panto_stream_reset differs from a new stream (%zu vs %zu "
+             "trace bytes)",
+             c->trace.len, a->trace.len);
+    if (c) {
+        run_free(c);
+        free(c);
+    }
     if (a->trace.len != b->trace.len || memcmp(a->trace.p, b->trace.p, a->trace.len) != 0) {
         size_t i = 0;
         while (i < a->trace.len && i < b->trace.len && a->trace.p[i] == b->trace.p[i])

@@ -26,7 +26,15 @@ FIXTURES = HERE.parent / "fixtures"
 CORPUS = HERE / "corpus"
 
 # flags byte (see fuzz_stream.c), seed low, seed high
-HEADERS = [b"\x00\x01\x00", b"\x05\x2a\x00", b"\x16\x07\x01", b"\x1b\x63\x00", b"\x0e\x11\x00"]
+HEADERS = [
+    b"\x00\x01\x00",
+    b"\x05\x2a\x00",
+    b"\x16\x07\x01",
+    b"\x1b\x63\x00",
+    b"\x0e\x11\x00",
+    b"\x60\x3b\x02",  # batches through panto_next_events, then a reset
+    b"\x24\x00\x00",  # batches of one, drained lazily
+]
 
 SSE_HAND = [
     b"\xef\xbb\xbfdata: bom\n\n",
