@@ -127,3 +127,15 @@ def test_deep_nesting_is_one_clear_error(project: Path, text: str) -> None:
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "nested deeper than" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_session_url_password_is_never_shown(project: Path) -> None:
+    url = "postgresql://panto:s3cret-pw@db.example/panto"
+    c = Config.load(env={"PANTO_SESSION_URL": url}, cwd=project)
+    assert c.session_url == url
+    rows = {k: v for k, v, _ in c.explain({})}
+    assert rows["session.url"] == '"postgresql://panto:<set>@db.example/panto"'
+    assert "s3cret" not in repr(c.explain({}))
+    assert "url" not in c.lua_view().get("session", {})
+    assert "s3cret" not in repr(c.lua_view())
+    assert "s3cret" not in repr(c)

@@ -222,7 +222,7 @@ class Config:
     #: The session backend: ``jsonl``, ``sqlite`` or ``postgres``.
     session_store: str = _default("session_store")
     #: The database of the ``sqlite``/``postgres`` backends (a URL).
-    session_url: str | None = None
+    session_url: str | None = field(default=None, repr=False)  # may hold a password
     #: The SQLite database file.
     session_path: str | None = None
     #: Prompt caching (Anthropic ``cache_control``, OpenAI ``prompt_cache_key``).
@@ -510,8 +510,11 @@ class Config:
 
     def lua_view(self) -> dict[str, Any]:
         """What extensions see as ``panto.config``: the merged tables with the
-        effective model, without API keys or provider headers."""
+        effective model, without API keys, provider headers or the session
+        database URL (it may hold a password)."""
         out: dict[str, Any] = {k: v for k, v in self.data.items() if k != "providers"}
+        if isinstance(out.get("session"), dict) and "url" in out["session"]:
+            out["session"] = {k: v for k, v in out["session"].items() if k != "url"}
         out["model"] = self.model_spec
         out["provider"] = self.provider
         tools = dict(out.get("tools") or {})

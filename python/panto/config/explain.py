@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["Raw", "explain", "toml_value"]
 
 _SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.I)
+#: ``scheme://user:PASSWORD@`` in a URL: the password is shown as ``<set>``.
+_URL_PASSWORD = re.compile(r"(://[^/:@]*:)[^/@]*@")
 
 #: Attributes whose rows are written out per entry (tables), not as one value.
 _TABLES = ("tool_timeouts", "models")
@@ -59,6 +61,8 @@ def explain(config: Config, env: Mapping[str, str] | None = None) -> list[tuple[
             continue
         v = getattr(config, k.attr)
         if v is not None:
+            if k.attr == "session_url":
+                v = Raw(toml_value(_URL_PASSWORD.sub(r"\1<set>@", v)))
             row(dotted(*k.parts), v)
     for name, t in sorted(config.tool_timeouts.items()):
         row(dotted(*FIELD_KEYS["tool_timeouts"], name), t)
