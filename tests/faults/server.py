@@ -620,6 +620,14 @@ def stall_after_headers(conn: Conn, req: Request) -> None:
     conn.hold()
 
 
+def stall_after_headers_pings(conn: Conn, req: Request) -> None:
+    """Headers, then only pings/comments every 0.3 s: no event ever."""
+    conn.head(200)
+    while True:
+        conn.sleep(0.3)
+        conn.send(ping_event(req.wire or ANTHROPIC))
+
+
 def _first_part(req: Request) -> list[bytes]:
     """The answer's events up to and including the first text delta."""
     evs = answer_events(req.wire or ANTHROPIC, model=req.model)
@@ -683,6 +691,14 @@ def reset_mid_stream(conn: Conn, req: Request) -> None:
         conn.send(ev)
     conn.sleep(0.05)
     conn.reset()
+
+
+def huge_line_200(conn: Conn, req: Request) -> None:
+    """A 200 SSE body that is one 1 GiB line (no newline ever), sent lazily."""
+    conn.head(200)
+    for piece in _huge_body(b"data: ", GIB):
+        conn.send(piece)
+    conn.end()
 
 
 def gzip_sse(conn: Conn, req: Request) -> None:
@@ -820,6 +836,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "ok": ok,
     "stall_before_headers": stall_before_headers,
     "stall_after_headers": stall_after_headers,
+    "stall_after_headers_pings": stall_after_headers_pings,
     "stall_mid_event": stall_mid_event,
     "stall_mid_stream_pings": stall_mid_stream_pings,
     "stall_after_terminal": stall_after_terminal,
@@ -830,6 +847,7 @@ BEHAVIOURS: dict[str, Behaviour] = {
     "gzip": gzip_sse,
     "huge_401": huge_error(401),
     "huge_503_chunked": huge_error(503, chunked=True),
+    "huge_line_200": huge_line_200,
     "echo_http_401": echo_http_error(401),
     "echo_http_400_text": echo_http_error(400, as_text=True),
     "echo_http_500": echo_http_error(500),

@@ -11,7 +11,10 @@ stays at its default, so a case passes only when the watchdog fires.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,7 @@ from faults_harness import (
     panto_env,
     run_panto,
     session_messages,
+    start_panto,
 )
 
 wires = pytest.mark.parametrize("wire", S.WIRES, ids=["anthropic", "openai"])
@@ -123,8 +127,8 @@ def test_d2_stall_after_terminal_event(servers, home: Path, wire: str, behaviour
 @wires
 @pytest.mark.parametrize(
     "behaviour",
-    [S.stall_before_headers, S.stall_after_headers],
-    ids=["before_headers", "after_headers"],
+    [S.stall_before_headers, S.stall_after_headers, S.stall_after_headers_pings],
+    ids=["before_headers", "after_headers", "after_headers_pings"],
 )
 def test_d8_stall_before_first_byte(servers, home: Path, wire: str, behaviour) -> None:  # type: ignore[no-untyped-def]
     r, srv = run_case(servers, home, behaviour, wire, budget=max(FIRST_BYTE, IDLE))
@@ -300,3 +304,63 @@ def test_reset_mid_stream_keeps_partial(servers, home: Path, wire: str) -> None:
     (a,) = assistant_messages(home)
     assert message_text(a) == "The an" and a["stop_reason"] == "error" and a["error"]
     assert len(srv.posts) == 1  # content had streamed: not retried
+
+
+# -- a 1 GiB line in a 200 (the decoder's limits bound memory) --------------------------------
+
+
+@wires
+def test_huge_line_in_200_is_bounded(servers, home: Path, wire: str) -> None:
+    r, srv = run_case(servers, home, S.huge_line_200, wire, budget=5, rss_limit_mb=RSS_KILL_MB)
+    assert r.peak_rss_kb < RSS_BOUND_MB * 1024, r.describe()
+    assert r.returncode == 1, r.describe()
+    assert re.search(r"too long|limit|line", r.stderr, re.I), r.describe()
+    assert len(r.stderr) < 16384, r.describe()
+    assert_user_prompt_saved(home)
+
+
+# -- signals while a response streams ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sig", "status"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
+def test_signal_during_stream(servers, home: Path, sig: int, status: int) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C, SIGTERM and SIGHUP while a response is stalled mid-stream:
+    panto ends at once with 128+N, and what streamed is persisted."""
+    wire = S.ANTHROPIC
+    srv = servers(S.stall_mid_event)
+    key = new_key(wire)
+    env = panto_env(
+        home,
+        wire,
+        srv.base_url(wire),
+        key,
+        {**WATCHDOGS, "PANTO_IDLE_TIMEOUT": "120", "PANTO_FIRST_BYTE_TIMEOUT": "120"},
+    )
+    run = start_panto(["-p", "hello"], env, home)
+    try:
+        deadline = time.monotonic() + 10 + STARTUP_MARGIN
+        while "The an" not in run.out_path.read_text(errors="replace"):
+            assert time.monotonic() < deadline and not run.poll(), "the stream did not start"
+            time.sleep(0.05)
+        sent = time.monotonic()
+        if sig == signal.SIGINT:
+            os.killpg(run.pid, sig)  # as the terminal does
+        else:
+            run.signal(sig)
+        r = run.wait(10 + STARTUP_MARGIN)
+    finally:
+        if run.status is None:
+            run.kill("deadline")
+    assert r.ended_by_itself, r.describe()
+    assert run.ended_at is not None and run.ended_at - sent < 5, r.describe()
+    assert r.returncode == status, r.describe()
+    assert "Traceback" not in r.stderr, r.describe()
+    assert not find_leaks(marker_of(key), r, home)
+    assert_user_prompt_saved(home)
+    (a,) = assistant_messages(home)
+    assert message_text(a) == "The an", a  # what streamed is kept
+    assert a["stop_reason"] == "error" and a.get("error"), a

@@ -111,3 +111,29 @@ def test_library_d1_stream_error_echo(servers, home: Path, wire: str, mode: str)
     assert out["text"] == "The an"
     leaks = find_leaks(marker_of(key), r, home)
     assert not leaks, leaks
+
+
+#: every behaviour that echoes the key somewhere
+ECHOES = [name for name in S.BEHAVIOURS if "echo" in name] + [
+    "json_error_200",
+    "retry_after_3600",
+    "huge_401",
+]
+
+
+@wires
+@pytest.mark.parametrize("behaviour", ECHOES)
+def test_library_secrets(servers, home: Path, wire: str, behaviour: str) -> None:  # type: ignore[no-untyped-def]
+    """The key echoed back is in no exception text, message, or log record
+    of any logger (the driver logs everything at DEBUG to stderr)."""
+    r, out, _, key = lib_case(
+        servers,
+        home,
+        S.BEHAVIOURS[behaviour],
+        wire,
+        "sync",
+        budget=4,
+        env={"PANTO_MAX_RETRIES": "1"},
+    )
+    leaks = find_leaks(marker_of(key), r, home)
+    assert not leaks, leaks

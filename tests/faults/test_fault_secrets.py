@@ -38,7 +38,8 @@ ENV = {
     "PANTO_MAX_RETRIES": "1",
 }
 
-#: behaviours whose leak is a known, not yet fixed defect
+#: behaviours whose leak is a known, not yet fixed defect (a strict xfail
+#: each: "D<n> not fixed yet: ..."); none at the moment
 KNOWN: dict[str, pytest.MarkDecorator] = {}
 
 
