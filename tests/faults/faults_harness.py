@@ -55,7 +55,7 @@ __all__ = [
 #: Slack on every deadline for interpreter start-up, Lua loading and a busy
 #: 2-core machine: a case "ends within its watchdog" when it ends within
 #: watchdog + STARTUP_MARGIN.
-STARTUP_MARGIN = float(os.environ.get("PANTO_FAULTS_MARGIN", "8"))
+STARTUP_MARGIN = float(os.environ.get("FAULTS_MARGIN", "8"))
 
 FIRST_BYTE = 2.0
 IDLE = 2.0

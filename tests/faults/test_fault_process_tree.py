@@ -13,7 +13,9 @@ is left clean.
 from __future__ import annotations
 
 import os
+import re
 import signal
+import struct
 import subprocess
 import sys
 import threading
@@ -316,3 +318,95 @@ def test_background_job_does_not_block_the_tool(servers, home: Path, token: str)
     assert "hi" in r.stderr or "hi" in r.stdout, r.describe()
     assert time.monotonic() - first < 60
     assert_no_survivors(token, "panto's exit")
+
+
+# -- Ctrl-C in the interactive REPL: the tool is cancelled, panto stays ------------------------
+
+
+class Terminal:
+    """``panto`` (interactive) on a pseudo-terminal that is its controlling
+    terminal, so a ``\\x03`` typed on it is a real Ctrl-C; its output is
+    drained into ``text`` by a thread."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        import fcntl
+        import pty
+        import termios
+
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+
+        def ctty() -> None:  # in the child: a new session whose terminal is the pty
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "panto"],
+            env={**env, "TERM": "xterm"},
+            cwd=cwd,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+            preexec_fn=ctty,
+        )
+        os.close(slave)
+        self.chunks: list[bytes] = []
+        self.reader = threading.Thread(target=self._drain, daemon=True)
+        self.reader.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:
+                return
+            if not data:
+                return
+            self.chunks.append(data)
+
+    @property
+    def text(self) -> str:
+        return b"".join(self.chunks).decode(errors="replace")
+
+    def send(self, s: str) -> None:
+        os.write(self.master, s.encode())
+
+    def expect(self, pattern: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not re.search(pattern, self.text):
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                raise AssertionError(f"no {pattern!r} on the terminal:\n{self.text[-3000:]}")
+            time.sleep(0.05)
+
+    def close(self) -> int | None:
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        os.close(self.master)
+        return self.proc.returncode
+
+
+def test_ctrl_c_in_the_repl_cancels_the_tree(servers, home: Path, token: str) -> None:  # type: ignore[no-untyped-def]
+    srv = servers(S.bash_call(tree_command(token)))
+    env = panto_env(home, S.ANTHROPIC, srv.base_url(S.ANTHROPIC), new_key(S.ANTHROPIC))
+    term = Terminal(env, home / "work")
+    try:
+        term.expect(r"[›>] ", 15 + STARTUP_MARGIN)
+        term.send("run the command\r")
+        wait_for_tree(token, 15 + STARTUP_MARGIN)
+        term.send("\x03")  # Ctrl-C, typed
+        assert_no_survivors(
+            token, "Ctrl-C in the REPL cancelled the bash tool (panto still running)"
+        )
+        assert term.proc.poll() is None, "Ctrl-C during a turn must not end the REPL"
+        term.expect(r"(?i)cancel", 10)
+        term.send("/exit\r")
+        status = term.close()
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+            term.proc.wait(5)
+    assert status == 0, term.text[-3000:]
+    assert "Traceback" not in term.text, term.text[-3000:]
