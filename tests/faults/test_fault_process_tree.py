@@ -105,6 +105,21 @@ def survivors(token: str, grace: float = GRACE) -> dict[int, str]:
         time.sleep(0.1)
 
 
+def run_processes(home: Path) -> dict[int, str]:
+    """Every live process started (directly or not) by the run whose HOME is
+    ``home``: panto, its helpers, the tools' processes (they inherit HOME)."""
+    return token_processes(f"HOME={home}\0")
+
+
+def assert_nothing_left(home: Path, when: str) -> None:
+    deadline = time.monotonic() + GRACE
+    while (left := run_processes(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not left, f"{len(left)} processes of the run are left after {when}: " + "; ".join(
+        f"{pid}: {cmd}" for pid, cmd in sorted(left.items())
+    )
+
+
 def kill_all(token: str) -> None:
     for pid in token_processes(token):
         try:
@@ -114,14 +129,15 @@ def kill_all(token: str) -> None:
 
 
 @pytest.fixture
-def token() -> Iterator[str]:
+def token(home: Path) -> Iterator[str]:
     t = f"pantofaulttree{uuid.uuid4().hex}"
     try:
         yield t
     finally:
-        kill_all(t)  # leave the machine clean, whatever happened
-        time.sleep(0.2)
-        kill_all(t)
+        for _ in range(2):  # leave the machine clean, whatever happened
+            kill_all(t)
+            kill_all(f"HOME={home}\0")
+            time.sleep(0.2)
 
 
 def gated_answer(gate: threading.Event, arrived: threading.Event) -> S.Behaviour:
@@ -169,6 +185,7 @@ def test_tool_timeout_kills_the_tree(servers, home: Path, token: str) -> None:  
         r = run.wait(20)
     assert r.returncode == 0, r.describe()
     assert "timed out" in r.stderr, r.describe()
+    assert_nothing_left(home, "panto's exit")
 
 
 LIB_CANCEL = r"""
@@ -231,6 +248,7 @@ def test_cancel_kills_the_tree(servers, home: Path, token: str) -> None:  # type
             out, err = proc.communicate()
     assert proc.returncode == 0, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
+    assert_nothing_left(home, "the library's exit")
 
 
 def _readline(proc: subprocess.Popen[str], timeout: float) -> str:
@@ -279,6 +297,7 @@ def test_signal_to_panto_kills_the_tree(
     run = start(servers, home, S.bash_call(tree_command(token)))
     try:
         wait_for_tree(token, 15 + STARTUP_MARGIN)
+        assert run.pid in run_processes(home)  # the detector sees the run
         if sig == signal.SIGINT:
             os.killpg(run.pid, sig)  # Ctrl-C: the terminal signals the foreground group
         else:
@@ -289,6 +308,7 @@ def test_signal_to_panto_kills_the_tree(
             run.kill("deadline")
     assert r.ended_by_itself, r.describe()
     assert_no_survivors(token, f"{signal.Signals(sig).name} to panto")
+    assert_nothing_left(home, f"{signal.Signals(sig).name} to panto")
     assert r.returncode == status, r.describe()
     assert "Traceback" not in r.stderr, r.describe()
     if sig != signal.SIGKILL:
@@ -318,6 +338,7 @@ def test_background_job_does_not_block_the_tool(servers, home: Path, token: str)
     assert "hi" in r.stderr or "hi" in r.stdout, r.describe()
     assert time.monotonic() - first < 60
     assert_no_survivors(token, "panto's exit")
+    assert_nothing_left(home, "panto's exit")
 
 
 # -- Ctrl-C in the interactive REPL: the tool is cancelled, panto stays ------------------------
@@ -410,3 +431,4 @@ def test_ctrl_c_in_the_repl_cancels_the_tree(servers, home: Path, token: str) ->
             term.proc.wait(5)
     assert status == 0, term.text[-3000:]
     assert "Traceback" not in term.text, term.text[-3000:]
+    assert_nothing_left(home, "/exit")
