@@ -95,6 +95,7 @@ class Agent:
         self._resumed = any(m.role != "system" for m in self.conversation)
         #: id(message) -> (message, store entry id), for compaction's first_kept_id
         self._entry_ids: dict[int, tuple[Message, str]] = {}
+        self._window: tuple[Any, int | None] = (None, None)
         self._adopt_entry_ids(self.conversation, entry_ids)
         # the system prompt of a new conversation: ``system_prompt`` (the one
         # panto.app assembles from parts), else the configured text as is
@@ -206,7 +207,7 @@ class Agent:
         cut = len(body)
         first_kept: str | None = None
         if keep_recent:
-            cut = c.cut_point(body, c.keep_budget(model_info(self.config).context_window))
+            cut = c.cut_point(body, c.keep_budget(self._context_window()))
             if cut < len(body):
                 first_kept = self._entry_id(body[cut])
                 if first_kept is None and self.store is not None:
@@ -226,6 +227,14 @@ class Agent:
         self.conversation.extend(body[cut:])
         self._prune_entry_ids()
         return result
+
+    def _context_window(self) -> int | None:
+        """The model's context window (``panto.models``), cached per config."""
+        cfg = self.config
+        if self._window[0] is not cfg:
+            window = model_info(cfg).context_window if cfg.compaction_auto else None
+            self._window = (cfg, window)
+        return self._window[1]
 
     def _auto_compact(self) -> None:
         """Auto-compaction (run by a turn between provider rounds when the
@@ -423,7 +432,7 @@ class Agent:
             http_client=self._http_client,
             async_http_client=self._async_http_client,
             compact=self._auto_compact,
-            context_window=model_info(self.config).context_window,
+            context_window=self._context_window(),
         )
 
     def run(self) -> Stream:

@@ -298,29 +298,26 @@ class Stream(_Driver):
                 raise err
             watch = tp.Watch(resp, idle)
             dec = StreamDecoder(ctx.provider.wire)
-            accept = turn.accept
+            accept = turn.accept_many
             chunks = itertools.chain(tp.body_chunks(resp), (None,))
             for chunk in chunks:
                 if chunk is None:
                     dec.close()
                 else:
                     dec.feed(chunk)
-                progressed = False
-                for ev in dec:
-                    progressed = True
-                    out = accept(ev)
-                    if turn.phase is not _STREAMING:
-                        # the terminal event: the turn moves on without
-                        # reading further (a short bounded drain only)
-                        if chunk is not None:
-                            self._drain(chunks, watch)
-                        watch.stop()
-                        self._close_response()
-                        yield from out
-                        return
+                out = accept(dec)
+                if turn.phase is not _STREAMING:
+                    # the terminal event: the turn moves on without reading
+                    # further (a short bounded drain only)
+                    if chunk is not None:
+                        self._drain(chunks, watch)
+                    watch.stop()
+                    self._close_response()
                     yield from out
-                if progressed:
+                    return
+                if turn.progressed:
                     watch.progress()
+                yield from out
             raise TruncatedStream("the response ended without a terminal event")
         except (httpx.HTTPError, PantoError) as exc:
             if self._cancel.is_set():
@@ -528,7 +525,7 @@ class AsyncStream(_Driver):
                 err.retry_after = tp.retry_after_seconds(resp.headers)
                 raise err
             dec = StreamDecoder(ctx.provider.wire)
-            accept = turn.accept
+            accept = turn.accept_many
             it = tp.abody_chunks(resp)
             eof = False
             deadline = loop.time() + idle if idle is not None else None
@@ -543,21 +540,18 @@ class AsyncStream(_Driver):
                     raise tp.stall_error("idle", host, idle or 0.0) from None
                 else:
                     dec.feed(chunk)
-                progressed = False
-                for ev in dec:
-                    progressed = True
-                    out = accept(ev)
-                    if turn.phase is not _STREAMING:
-                        if not eof:
-                            await self._drain(it)
-                        await self._close_response()
-                        for o in out:
-                            yield o
-                        return
-                    for o in out:
-                        yield o
-                if progressed and idle is not None:
+                out = accept(dec)
+                if turn.phase is not _STREAMING:
+                    if not eof:
+                        await self._drain(it)
+                    await self._close_response()
+                    for ev in out:
+                        yield ev
+                    return
+                if turn.progressed and idle is not None:
                     deadline = loop.time() + idle
+                for ev in out:
+                    yield ev
             raise TruncatedStream("the response ended without a terminal event")
         except httpx.HTTPError as exc:
             if self._cancel.is_set():

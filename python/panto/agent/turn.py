@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -308,6 +308,8 @@ class Turn:
         self._started = False
         self._ended = False
         self._compaction_round = -1
+        #: whether the last ``accept_many`` saw any event
+        self.progressed = False
 
     @property
     def ended(self) -> bool:
@@ -394,6 +396,31 @@ class Turn:
         elif tp is BlockComplete:
             p.blocks[ev.index] = ev.block  # type: ignore[union-attr]
         return (*pre, ev)
+
+    def accept_many(self, events: Iterable[Event]) -> list[Event]:
+        """``accept`` for each event, up to and including the terminal one:
+        all the events to yield (one call per chunk of the response; text
+        deltas take a fast path).  ``progressed`` tells whether any event
+        arrived."""
+        out: list[Event] = []
+        append = out.append
+        p = self.partial
+        parts = p.parts if p is not None else {}
+        seen = False
+        for ev in events:
+            if type(ev) is ContentDelta:
+                try:
+                    parts[ev.index].append(ev.text)
+                except KeyError:
+                    parts[ev.index] = [ev.text]
+                append(ev)
+                continue
+            seen = True
+            out += self.accept(ev)
+            if self.phase is not Phase.STREAMING:
+                break
+        self.progressed = seen or bool(out)
+        return out
 
     def attempt_failed(self, err: PantoError) -> ProviderRetry | None:
         """The attempt ended with ``err`` (scrubbed of secrets here, in
