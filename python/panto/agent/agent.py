@@ -216,7 +216,7 @@ class Agent:
         if not old:
             return None
         prompt = self.compaction_prompt(prompt or c.DEFAULT_COMPACTION_PROMPT, extra, **info)
-        summary = c.summarize(self.config, old, prompt, extra, self._http_client)
+        summary = self._summarize(c.summary_conversation(old, prompt, extra))
         result = c.Compaction(summary, c.context_tokens(body), len(old))
         append_compaction = getattr(self.store, "append_compaction", None)
         if append_compaction is not None:
@@ -227,6 +227,30 @@ class Agent:
         self.conversation.extend(body[cut:])
         self._prune_entry_ids()
         return result
+
+    def _summarize(self, request: Conversation) -> str:
+        """Run the summarizing turn on ``request`` (no tools, no hooks,
+        nothing persisted; this agent's connection pool) and return the
+        summary."""
+        from ..providers import make_provider
+        from . import compaction as c
+
+        config = self.config
+
+        def open_turn() -> TurnContext:
+            return TurnContext(
+                config=config,
+                conversation=request,
+                registry={},
+                provider=make_provider(config),
+                persist=lambda msgs: None,
+                http_client=self._http_client,
+            )
+
+        with Stream(open_turn) as stream:
+            for _ in stream:
+                pass
+        return c.summary_of(request, config.model_spec)
 
     def _context_window(self) -> int | None:
         """The model's context window (``panto.models``), cached per config."""

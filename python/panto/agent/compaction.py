@@ -11,9 +11,8 @@ entry; the full history stays in the file, only omitted from the context.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from ..conversation import (
     COMPACTION_SUMMARY_PREFIX,
@@ -29,9 +28,6 @@ from ..conversation import (
 )
 from ..errors import PantoError
 
-if TYPE_CHECKING:
-    from ..config import Config
-
 __all__ = [
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
@@ -42,7 +38,8 @@ __all__ = [
     "context_tokens",
     "cut_point",
     "keep_budget",
-    "summarize",
+    "summary_conversation",
+    "summary_of",
     "transcript",
 ]
 
@@ -204,44 +201,27 @@ def cut_point(body: Sequence[Message], keep_tokens: int = KEEP_RECENT_TOKENS) ->
     return best
 
 
-def summarize(
-    config: Config,
-    messages: Iterable[Message],
-    prompt: str,
-    extra: str | None,
-    http_client: Callable[[], Any] | None = None,
-) -> str:
-    """Ask the model for the summary of ``messages`` (a turn of its own: no
-    tools, no hooks, nothing persisted); raises ``PantoError`` when the reply
-    is empty, a provider error when the request fails."""
-    from ..providers import make_provider
-    from .stream import Stream
-    from .turn import TurnContext
-
-    request = Conversation(
+def summary_conversation(
+    messages: Iterable[Message], prompt: str, extra: str | None
+) -> Conversation:
+    """The summarizing request: the summarizer's system prompt and the
+    transcript with the prompt (a turn of its own: no tools, no hooks,
+    nothing persisted)."""
+    return Conversation(
         [
             Message("system", (Text(SUMMARIZER_SYSTEM),)),
             summary_request(messages, prompt, extra),
         ]
     )
 
-    def open_turn() -> TurnContext:
-        return TurnContext(
-            config=config,
-            conversation=request,
-            registry={},
-            provider=make_provider(config),
-            persist=lambda msgs: None,
-            http_client=http_client,
-        )
 
-    with Stream(open_turn) as stream:
-        for _ in stream:
-            pass
+def summary_of(request: Conversation, model_spec: str) -> str:
+    """The summary the model wrote in ``request``'s turn; ``PantoError``
+    when the reply is empty."""
     reply = request[-1] if len(request) > 2 else None
     summary = reply.text.strip() if reply is not None and reply.role == "assistant" else ""
     if not summary:
         raise PantoError(
-            f"compaction: {config.model_spec} returned no summary; the conversation was not changed"
+            f"compaction: {model_spec} returned no summary; the conversation was not changed"
         )
     return summary
