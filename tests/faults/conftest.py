@@ -11,12 +11,6 @@ from faults_harness import make_home
 from server import FaultServer
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "slow: long parametrizations (the full secrets matrix); -m 'not slow' skips them"
-    )
-
-
 @pytest.fixture
 def servers() -> Iterator[Callable[..., FaultServer]]:
     """``servers(behaviour_or_script, **kw)``: a started FaultServer, closed
