@@ -23,6 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define PT_SSE2 1
+#endif
+
 #define NONE UINT32_MAX
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGH UINT64_C(0x8080808080808080)
@@ -64,6 +69,15 @@ static int grow(jdoc *d)
 
 static inline int is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+/* Whitespace between tokens: compact JSON has none, so one compare decides
+ * the common case (every token starts above ' '). */
+#define SKIP_WS()                                   \
+    do {                                            \
+        if (i < len && s[i] <= ' ')                 \
+            while (i < len && is_ws(s[i]))          \
+                i++;                                \
+    } while (0)
+
 static inline int hexval(uint8_t c)
 {
     if (c >= '0' && c <= '9')
@@ -96,6 +110,26 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
 {
     size_t i = *pi;
     for (;;) {
+#ifdef PT_SSE2
+        /* Skip runs of plain ASCII 16 bytes at a time: one mask of the
+         * bytes that need a look ('"', '\\', control or high byte). */
+        {
+            const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+            const __m128i vc = _mm_set1_epi8(0x1F);
+            while (len - i >= 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+                __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb));
+                hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(v, vc), v));
+                unsigned m = (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(v);
+                if (m == 0) {
+                    i += 16;
+                    continue;
+                }
+                i += (size_t)__builtin_ctz(m);
+                goto look;
+            }
+        }
+#endif
         /* Skip runs of plain ASCII (no '"', '\\', control or high byte),
          * 8 bytes at a time.  The lowest flagged byte is always a real hit
          * (borrows only propagate upward), so on little-endian machines we
@@ -115,6 +149,7 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
 #endif
             break;
         }
+    look:
         if (i >= len) {
             *msg = MSG_UNTERMINATED;
             return -1;
@@ -204,6 +239,8 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
             if ((s[i + k] & 0xC0) != 0x80)
                 goto bad_utf8;
         i += need + 1;
+        if (i < len && s[i] >= 0x80)
+            goto look;   /* runs of non-ASCII text: no rescan in between */
         continue;
     bad_utf8:
         *msg = "invalid UTF-8 in string";
@@ -291,6 +328,27 @@ static inline void count_elem(jdoc *d, uint32_t cur)
         d->nodes[cur].count++;
 }
 
+void pt_json_skip_keys(jdoc *d, const char *const *keys)
+{
+    if (d->skip_keys == keys)
+        return;
+    d->skip_keys = keys;
+    memset(d->skip_by_len, 0, sizeof d->skip_by_len);
+    for (; keys && *keys; keys++) {
+        size_t n = strlen(*keys);
+        if (n > 0 && n < 32 && d->skip_by_len[n] == NULL)
+            d->skip_by_len[n] = *keys;
+    }
+}
+
+/* The raw key s[0..n) is one of d->skip_keys: dispatch on the length, then
+ * the first byte, then the rest. */
+static inline int skip_key(const jdoc *d, const uint8_t *s, size_t n)
+{
+    const char *k = n < 32 ? d->skip_by_len[n] : NULL;
+    return k != NULL && (uint8_t)k[0] == s[0] && memcmp(k, s, n) == 0;
+}
+
 /* The parser.  store == 0 validates only: scalars get no node and a closed
  * container is popped, so memory is bounded by the nesting depth. */
 static int parse(jdoc *d, const uint8_t *s, size_t len, uint32_t max_depth, int store,
@@ -301,6 +359,14 @@ static int parse(jdoc *d, const uint8_t *s, size_t len, uint32_t max_depth, int 
     uint32_t depth = 0;
     uint32_t idx;
     const char *msg = "unexpected end of input";
+    /* store drops to 0 while the value of a skipped key is read, until the
+     * parse is back at depth skip_depth (the depth of its object). */
+    uint32_t skip_depth = NONE;
+    const int skipping = store && d->skip_keys != NULL;
+    /* Values the full parse builds: skipped ones count against max_nodes
+     * too, so a limit fails on the same value with or without skipping. */
+    size_t total = 0;
+    const size_t max_total = store && d->max_nodes ? d->max_nodes : SIZE_MAX;
     d->n = 0;
     d->over = 0;
     if (max_depth == 0)
@@ -309,8 +375,7 @@ static int parse(jdoc *d, const uint8_t *s, size_t len, uint32_t max_depth, int 
         len = 0;
 
 value:
-    while (i < len && is_ws(s[i]))
-        i++;
+    SKIP_WS();
     if (i >= len)
         goto eof;
     switch (s[i]) {
@@ -321,6 +386,8 @@ value:
             msg = "nesting too deep";
             goto fail;
         }
+        if (++total > max_total)
+            goto over;
         if (add_node(d, store ? cur : NONE, type, s + i, 0, &idx) != 0)
             goto nomem;
         count_elem(d, cur);
@@ -328,8 +395,7 @@ value:
         cur = idx;
         depth++;
         i++;
-        while (i < len && is_ws(s[i]))
-            i++;
+        SKIP_WS();
         if (type == JV_ARRAY) {
             if (i < len && s[i] == ']')
                 goto close;
@@ -349,10 +415,14 @@ value:
             goto fail;
         }
         if (store) {
+            if (++total > max_total)
+                goto over;
             if (add_node(d, cur, JV_STRING, s + st, e - st, &idx) != 0)
                 goto nomem;
             d->nodes[idx].escaped = (uint8_t)esc;
             count_elem(d, cur);
+        } else if (++total > max_total) {
+            goto over;
         }
         i = e + 1;
         goto after;
@@ -368,9 +438,13 @@ value:
             goto fail;
         }
         if (store) {
+            if (++total > max_total)
+                goto over;
             if (add_node(d, cur, type, s + i, ll, &idx) != 0)
                 goto nomem;
             count_elem(d, cur);
+        } else if (++total > max_total) {
+            goto over;
         }
         i += ll;
         goto after;
@@ -384,9 +458,13 @@ value:
         if (scan_number(s, len, &i, &msg) != 0)
             goto fail;
         if (store) {
+            if (++total > max_total)
+                goto over;
             if (add_node(d, cur, JV_NUMBER, s + st, i - st, &idx) != 0)
                 goto nomem;
             count_elem(d, cur);
+        } else if (++total > max_total) {
+            goto over;
         }
         goto after;
     }
@@ -409,16 +487,23 @@ key:
             i = e;
             goto fail;
         }
+        if (skipping && store && !esc && skip_key(d, s + st, e - st)) {
+            store = 0;   /* this member gets no nodes */
+            skip_depth = depth;
+        }
         if (store) {
+            if (++total > max_total)
+                goto over;
             if (add_node(d, cur, JV_STRING, s + st, e - st, &idx) != 0)
                 goto nomem;
             d->nodes[idx].escaped = (uint8_t)esc;
+        } else if (++total > max_total) {
+            goto over;
         }
         d->nodes[cur].count++;
         i = e + 1;
     }
-    while (i < len && is_ws(s[i]))
-        i++;
+    SKIP_WS();
     if (i >= len)
         goto eof;
     if (s[i] != ':') {
@@ -429,8 +514,11 @@ key:
     goto value;
 
 after:
-    while (i < len && is_ws(s[i]))
-        i++;
+    if (depth == skip_depth) {
+        store = 1;   /* the skipped member's value is complete */
+        skip_depth = NONE;
+    }
+    SKIP_WS();
     if (cur == NONE) {
         if (i != len) {
             msg = "trailing characters after value";
@@ -452,8 +540,7 @@ after:
     }
     if (s[i] == ',') {
         i++;
-        while (i < len && is_ws(s[i]))
-            i++;
+        SKIP_WS();
         goto key;
     }
     if (s[i] == '}')
@@ -467,14 +554,17 @@ close: {
     uint32_t parent = nd->next;
     nd->next = 0;
     nd->len = (size_t)((const char *)(s + i + 1) - nd->p);
-    if (!store)
+    if (!store) {
         d->n = cur;   /* pop: it has no kept descendants */
+    }
     cur = parent;
     depth--;
     i++;
     goto after;
 }
 
+over:
+    d->over = 1;
 nomem:
     msg = d->over ? "too many values" : "out of memory";
     goto fail;

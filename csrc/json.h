@@ -30,9 +30,19 @@ typedef struct {
     size_t max_nodes;   /* 0: no limit; else a text needing more values
                            fails with "too many values" (bounds memory) */
     int over;           /* the last parse hit max_nodes */
+    /* Keys whose values the reader never looks at, at any depth: their
+     * members are validated exactly as the others but get no nodes (the
+     * object's count still counts them; max_nodes counts the nodes they
+     * would have taken, so limits do not move).  NULL-terminated list of
+     * raw key texts (a key written with escapes is always kept). */
+    const char *const *skip_keys;   /* set with pt_json_skip_keys */
+    const char *skip_by_len[32];   /* the skip key of each length */
 } jdoc;
 
 PT_INTERNAL void pt_json_doc_free(jdoc *d);
+/* Set (or with NULL clear) d->skip_keys.  Only keys shorter than 32 bytes
+ * and of a length no earlier key has are skipped (the others are built). */
+PT_INTERNAL void pt_json_skip_keys(jdoc *d, const char *const *keys);
 PT_INTERNAL size_t pt_json_doc_memory(const jdoc *d);
 
 /* Parse buf[0..len) as exactly one JSON text (surrounding whitespace

@@ -330,6 +330,15 @@ static void usage(panto_stream *s, const jnode *u) {
     s->usage.reasoning_tokens = opt_u64(d, ctd, "reasoning_tokens");
 }
 
+/* Keys this decoder never reads, at any depth: their values are validated
+ * but not built (most of a chunk's bytes: the envelope around ~20 bytes of
+ * content).  "model" is read only until the message started. */
+static const char *const OA_SKIP[] = {"system_fingerprint", "obfuscation", "service_tier",
+                                      "created", "object", "logprobs", "role", NULL};
+static const char *const OA_SKIP_STARTED[] = {"system_fingerprint", "obfuscation",
+                                              "service_tier", "created", "object",
+                                              "logprobs", "role", "model", NULL};
+
 static const pt_name OA_ROOT_NAMES[] = {PT_NAME("error"), PT_NAME("id"), PT_NAME("model"),
                                      PT_NAME("choices"), PT_NAME("usage")};
 
@@ -349,6 +358,7 @@ int pt_openai_event(panto_stream *s, const sse_event *ev) {
             return -1;
         return pt_message_complete(s);
     }
+    pt_json_skip_keys(&s->doc, s->started ? OA_SKIP_STARTED : OA_SKIP);
     const jnode *root = pt_parse_json(s, ev);
     if (!root)
         return -1;

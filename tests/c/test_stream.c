@@ -656,6 +656,46 @@ static void test_terminal_invariant(void) {
     panto_stream_free(s);
 }
 
+/* The JSON node limit (max_event_bytes / 32, at least 4096 values) counts
+ * the values of members the decoder skips without building them: an event
+ * is over the limit whether its values sit in a skipped member or not. */
+static void node_limit_case(const char *key, size_t n_values, int want_limit) {
+    panto_stream_options o = PANTO_STREAM_OPTIONS_INIT;
+    o.max_event_bytes = 64 << 10;   /* 2048 -> the 4096 floor */
+    panto_stream *s = mk(PANTO_WIRE_OPENAI_CHAT, &o);
+    size_t cap = 64 + 2 * n_values, n = 0;
+    char *body = malloc(cap);
+    n += (size_t)snprintf(body + n, cap - n, "data: {\"%s\":[", key);
+    for (size_t i = 0; i < n_values; i++) {
+        body[n++] = i ? ',' : '0';
+        if (i)
+            body[n++] = '0';
+    }
+    n += (size_t)snprintf(body + n, cap - n, "]}\n\n");
+    CHECK_EQ_INT(panto_stream_feed(s, (const uint8_t *)body, n), PANTO_OK);
+    panto_event ev;
+    int r = panto_next_event(s, &ev);
+    if (want_limit) {
+        CHECK_EQ_INT(r, PANTO_ERROR);
+        panto_error e = err_of(s);
+        CHECK_EQ_INT(e.code, PANTO_ERR_LIMIT);
+        CHECK_MSG(e, "holds more than 4096 values");
+    } else {
+        CHECK_EQ_INT(r, PANTO_NEED_MORE);
+    }
+    free(body);
+    panto_stream_free(s);
+}
+
+static void test_node_limit_skipped(void) {
+    /* root object + key + array = 3 nodes, then the elements */
+    node_limit_case("x", 4093, 0);
+    node_limit_case("x", 4094, 1);
+    node_limit_case("system_fingerprint", 4093, 0);
+    node_limit_case("system_fingerprint", 4094, 1);
+    node_limit_case("logprobs", 5000, 1);
+}
+
 static void test_sticky_errors(void) {
     panto_stream *s = mk(PANTO_WIRE_OPENAI_CHAT, NULL);
     feed_str(s, "data: {\"id\":\"a\",\"choices\":[]}\n\n"
@@ -978,5 +1018,6 @@ int main(void) {
     test_partial_blocks();
     test_memory_bound_one_event();
     test_error_offset();
+    test_node_limit_skipped();
     return test_report("test_stream");
 }

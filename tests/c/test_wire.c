@@ -671,6 +671,39 @@ static void test_openai_errors(void) {
            "ERROR protocol: protocol violation: event 1 (line 1) is not a JSON object\n");
     EXPECT(PANTO_WIRE_OPENAI_CHAT, "data: {\"choices\":[{\"delta\":{\"content\":5}}]}\n\n",
            "ERROR protocol: protocol violation: delta.content in event 1 is not a string\n");
+    /* Members the decoder never reads (system_fingerprint, obfuscation,
+     * created, logprobs, role, model after the start, ...) are validated
+     * without being built: malformed JSON in them is still bad_json at the
+     * same byte, and the members around them still count. */
+    EXPECT(PANTO_WIRE_OPENAI_CHAT, "data: {\"obfuscation\":\"ab\\q\"}\n\n",
+           "ERROR bad_json: bad JSON in event 1 (line 1) at byte 18: invalid escape\n");
+    EXPECT(PANTO_WIRE_OPENAI_CHAT, "data: {\"created\":01}\n\n",
+           "ERROR bad_json: bad JSON in event 1 (line 1) at byte 12: leading zero in number\n");
+    EXPECT(PANTO_WIRE_OPENAI_CHAT, "data: {\"logprobs\":{\"a\":[1,]}}\n\n",
+           "ERROR bad_json: bad JSON in event 1 (line 1) at byte 20: unexpected character\n");
+    EXPECT(PANTO_WIRE_OPENAI_CHAT, "data: {\"system_fingerprint\":\"fp\xC0\xAF\"}\n\n",
+           "ERROR bad_json: bad JSON in event 1 (line 1) at byte 25: invalid UTF-8 in string\n");
+    EXPECT(PANTO_WIRE_OPENAI_CHAT, "data: {\"service_tier\":\"x\"\n\n",
+           "ERROR bad_json: bad JSON in event 1 (line 1) at byte 19: unexpected end of input\n");
+    EXPECT(PANTO_WIRE_OPENAI_CHAT,
+           "data: {\"id\":\"a\",\"model\":\"m\",\"choices\":[]}\n\n"
+           "data: {\"model\":tru}\n\n",
+           "start id=a model=m in=0 cr=0 cw=0 out=0 rs=0\n"
+           "ERROR bad_json: bad JSON in event 2 (line 3) at byte 9: invalid literal\n");
+    EXPECT(PANTO_WIRE_OPENAI_CHAT,
+           "data: {\"id\":\"a\",\"object\":\"chat.completion.chunk\",\"model\":\"m\","
+           "\"system_fingerprint\":{\"k\":[1,{\"z\":null}],\"choices\":[]},\"choices\":[{\"index\":0,"
+           "\"delta\":{\"role\":\"assistant\",\"content\":\"yes\"},\"logprobs\":null}],\"obfuscation\":\"q\"}\n\n"
+           "data: {\"model\":{\"id\":[\"x\"]},\"choices\":[{\"delta\":{\"role\":[],\"content\":\"!\"},"
+           "\"finish_reason\":\"stop\"}],\"created\":-1.5e3}\n\n"
+           "data: [DONE]\n\n",
+           "start id=a model=m in=0 cr=0 cw=0 out=0 rs=0\n"
+           "bstart 0 text\n"
+           "delta 0 text [yes]\n"
+           "delta 0 text [!]\n"
+           "bdone 0 text [yes!]\n"
+           "complete stop raw=stop in=0 cr=0 cw=0 out=0 rs=0\n"
+           "DONE\n");
     /* other choices are ignored; unknown keys are fine */
     EXPECT(PANTO_WIRE_OPENAI_CHAT,
            "data: {\"id\":\"a\",\"model\":\"m\",\"x\":{\"y\":[1,2]},\"choices\":[{\"index\":1,\"delta\":{\"content\":\"no\"}},{\"index\":0,\"delta\":{\"content\":\"yes\"},\"logprobs\":{\"content\":[]}}]}\n\n"
