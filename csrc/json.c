@@ -249,6 +249,29 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
     }
 }
 
+/* scan_string with the common case inline: a string whose closing quote
+ * is among the next 16 bytes, with nothing to look at before it (most keys
+ * and short values). */
+static inline int scan_string_quick(const uint8_t *s, size_t len, size_t *pi, int *escaped,
+                                    const char **msg)
+{
+#ifdef PT_SSE2
+    size_t i = *pi;
+    if (len - i >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+        __m128i o = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));
+        unsigned mo = (unsigned)_mm_movemask_epi8(o) | (unsigned)_mm_movemask_epi8(v);
+        if (mq != 0 && (mo & ((mq & (0u - mq)) - 1)) == 0) {
+            *pi = i + (size_t)__builtin_ctz(mq);
+            return 0;
+        }
+    }
+#endif
+    return scan_string(s, len, pi, escaped, msg);
+}
+
 static inline int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
 
 /* Scan a number at *pi; on success *pi is just past it. */
@@ -408,7 +431,7 @@ value:
     case '"': {
         size_t st = i + 1, e = st;
         int esc = 0;
-        if (scan_string(s, len, &e, &esc, &msg) != 0) {
+        if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
             if (msg == MSG_UNTERMINATED)   /* point at the opening quote */
                 e = i;
             i = e;
@@ -481,7 +504,7 @@ key:
     {
         size_t st = i + 1, e = st;
         int esc = 0;
-        if (scan_string(s, len, &e, &esc, &msg) != 0) {
+        if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
             if (msg == MSG_UNTERMINATED)
                 e = i;
             i = e;
