@@ -9,7 +9,8 @@
  * strings so nothing is optimized away), finishes and frees the stream.  It
  * prints the median MB/s over RUNS (default 15) and, as the floor, the
  * median MB/s of a memchr scan for line ends over the same chunks -- the
- * least any SSE decoder must do. */
+ * least any SSE decoder must do.  Then the best run of each (the one the
+ * machine's load disturbed least) and their ratio. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
