@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import os
 import re
-import shlex
 from pathlib import Path
 
 from .conversation import Image
@@ -45,14 +44,13 @@ _SIGNATURES = (
 # @path (backslash-escaped spaces allowed), a quoted path, or a bare path
 # starting with / ~/ ./ ../ that ends in an image suffix.
 _SUFFIX = r"\.(?:png|jpe?g|gif|webp)"
-_REF = re.compile(
-    rf"""(?<!\S)(?:
+_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
+_REF_SOURCE = rf"""(?<!\S)(?:
         @(?P<at>(?:\\\ |[^\s])+?{_SUFFIX})
       | (?P<q>'[^']+{_SUFFIX}'|"[^"]+{_SUFFIX}")
       | (?P<bare>(?:/|~/|\./|\.\./)(?:\\\ |[^\s])+?{_SUFFIX})
-    )(?=[\s,;:!?)]|\.(?:\s|$)|$)""",
-    re.X | re.I,
-)
+    )(?=[\s,;:!?)]|\.(?:\s|$)|$)"""
+_ref: re.Pattern[str] | None = None  # compiled on first use (start-up: ~1 ms saved)
 
 
 def media_type_of(data: bytes) -> str | None:
@@ -89,6 +87,8 @@ def _path_of(m: re.Match[str]) -> str:
     if m.group("at") is not None:
         return m.group("at").replace("\\ ", " ")
     if m.group("q") is not None:
+        import shlex
+
         return shlex.split(m.group("q"))[0]
     return m.group("bare").replace("\\ ", " ")
 
@@ -99,11 +99,17 @@ def prompt_images(
     """``(text, images, problems)`` for a prompt: every image file it names
     (see the module docstring), read and encoded; relative paths resolve
     against ``cwd``.  The same file named twice is sent once."""
+    global _ref
+    low = text.lower()
+    if not any(s in low for s in _SUFFIXES):  # no image named: the common case, no regex
+        return text, [], []
+    if _ref is None:
+        _ref = re.compile(_REF_SOURCE, re.X | re.I)
     base = Path(cwd if cwd is not None else os.getcwd())
     images: list[Image] = []
     problems: list[str] = []
     seen: set[Path] = set()
-    for m in _REF.finditer(text):
+    for m in _ref.finditer(text):
         p = Path(os.path.expanduser(_path_of(m)))
         p = p if p.is_absolute() else base / p
         if p in seen:

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import platform
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -159,11 +158,23 @@ def base_prompt(
         "Environment:",
         f"Working directory: {os.fspath(cwd)}",
         f"Git repository: {'yes' if find_repo_root(cwd) is not None else 'no'}",
-        f"OS: {platform.system()} {platform.release()}".rstrip(),
+        f"OS: {_os_name()}".rstrip(),
         f"Shell: {env.get('SHELL') or 'unknown'}",
         f"Today's date: {today.isoformat()}",
     ]
     return "\n".join(lines)
+
+
+def _os_name() -> str:
+    """``platform.system() platform.release()`` without importing platform
+    (~3 ms of start-up): ``os.uname`` where there is one."""
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        u = uname()
+        return f"{u.sysname} {u.release}"
+    import platform
+
+    return f"{platform.system()} {platform.release()}"
 
 
 def context_files(cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> list[Path]:

@@ -182,3 +182,17 @@ def test_print_mode_does_not_import_lupa_before_the_runtime(project: Path) -> No
     code = "import sys, panto.cli.chat, panto.lua; print('lupa' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
     assert r.stdout.strip() == "False", r.stderr
+
+
+def test_print_mode_start_up_imports_stay_lean(project: Path, tmp_path: Path) -> None:
+    """`panto -p` (std tools loaded, a session recorded) leaves out the
+    modules start-up made lazy or replaced (bench/startup.py): platform and
+    uuid (os.uname, os.urandom), secrets, ctypes (lupa loaded RTLD_GLOBAL),
+    glob and shlex (first use only)."""
+    dump = tmp_path / "modules.txt"
+    pre = f"import atexit; atexit.register(lambda: open({str(dump)!r}, 'w').write(' '.join(sys.modules)))"
+    r = panto("-p", "hi", "--model", "mock/anthropic", cwd=project, pre=pre)
+    assert r.returncode == 0, r.stderr
+    mods = set(dump.read_text().split())
+    assert "panto.lua.runtime" in mods and "panto.sessions.jsonl" in mods
+    assert not mods & {"platform", "uuid", "secrets", "ctypes", "glob", "shlex"}

@@ -59,6 +59,46 @@ def test_c_module_loads(fresh_runtime: LuaRuntime, tmp_path: Path) -> None:
     assert res == [42]
 
 
+@pytest.mark.skipif(
+    not Path("/usr/include/lua5.4/lua.h").exists() or not shutil.which("cc"),
+    reason="needs cc and the Lua 5.4 headers",
+)
+def test_c_module_loads_in_a_fresh_process(tmp_path: Path) -> None:
+    """The runtime loads lupa's Lua library RTLD_GLOBAL when it is the first
+    to import it (no ctypes at start-up): C modules still link against it."""
+    c = tmp_path / "cmod.c"
+    c.write_text(r"""
+      #include <lua.h>
+      #include <lauxlib.h>
+      static int twice(lua_State *L) { lua_pushinteger(L, 2 * luaL_checkinteger(L, 1)); return 1; }
+      int luaopen_cmod(lua_State *L) {
+        lua_newtable(L); lua_pushcfunction(L, twice); lua_setfield(L, -2, "twice"); return 1;
+      }
+    """)
+    so = tmp_path / "cmod.so"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-I/usr/include/lua5.4", "-o", str(so), str(c)], check=True
+    )
+    code = (
+        "import sys\n"
+        "from panto.lua import LuaRuntime\n"
+        "rt = LuaRuntime()\n"
+        f"print(rt.execute(\"package.cpath = {str(tmp_path)!r} .. '/?.so;' .. package.cpath "
+        "return require('cmod').twice(21)\"))\n"
+        "print('ctypes' in sys.modules)\n"
+        "rt.close()\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": PY},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["[42]", "False"]
+
+
 def test_json_roundtrip(fresh_runtime: LuaRuntime) -> None:
     rt = fresh_runtime
     assert rt.eval("panto.json.encode({})") == "{}"

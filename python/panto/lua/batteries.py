@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import glob as _glob
 import os
 import stat as _stat
 import tempfile
@@ -94,4 +93,6 @@ def fs_glob(pattern: str, cwd: str | None = None, hidden: bool = False) -> list[
     kwargs: dict[str, Any] = {"recursive": True, "root_dir": root}
     if hidden:
         kwargs["include_hidden"] = True
+    import glob as _glob  # imported here: not needed before the first glob (start-up)
+
     return sorted(_glob.glob(pattern, **kwargs))

@@ -76,6 +76,21 @@ def _promote_lupa_symbols() -> None:
     global _promoted
     if _promoted:
         return
+    import sys
+
+    if "lupa.lua54" not in sys.modules and hasattr(sys, "setdlopenflags"):
+        # loaded RTLD_GLOBAL in the first place (lupa's allow_lua_module_loading):
+        # no ctypes (~3 ms of start-up)
+        import lupa  # noqa: F401 - the package loads no Lua library itself
+
+        flags = sys.getdlopenflags()
+        sys.setdlopenflags(os.RTLD_NOW | os.RTLD_GLOBAL)
+        try:
+            import lupa.lua54  # noqa: F401
+        finally:
+            sys.setdlopenflags(flags)
+        _promoted = True
+        return
     import ctypes
 
     import lupa.lua54

@@ -21,7 +21,6 @@ import logging
 import os
 import re
 import threading
-import uuid
 import warnings
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -41,6 +40,7 @@ from .base import (
     check_durability,
     compaction_payload,
     message_payloads,
+    new_session_id,
     now,
     starts_conversation,
 )
@@ -167,7 +167,7 @@ class FSJSONLStore(TreeOps):
         check_durability(durability)
         root = Path(dir) if dir is not None else default_sessions_dir()
         self._cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
-        sid = session_id or uuid.uuid4().hex
+        sid = session_id or new_session_id()
         created = datetime.now(timezone.utc)
         folder = root / cwd_slug(self._cwd)
         try:

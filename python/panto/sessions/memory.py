@@ -6,12 +6,19 @@ builds on ``base``.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from ..conversation import Message
-from .base import Builder, LoadedSession, ModelRef, SystemMode, compaction_payload, message_payloads
+from .base import (
+    Builder,
+    LoadedSession,
+    ModelRef,
+    SystemMode,
+    compaction_payload,
+    message_payloads,
+    new_session_id,
+)
 from .context import Entries, TreeOps, build_context, entries_of
 
 __all__ = ["MemoryStore"]
@@ -24,7 +31,7 @@ class MemoryStore(TreeOps):
     _where = "<memory>"
 
     def __init__(self, session_id: str | None = None) -> None:
-        self._b = Builder(session_id or uuid.uuid4().hex)
+        self._b = Builder(session_id or new_session_id())
         self.entries: list[dict[str, Any]] = []
 
     @property
