@@ -17,6 +17,10 @@ what an ``https://`` provider adds; the ``http://`` request here must not
 pay it) and the first request (``submit`` + ``run`` until the server has
 its first byte).
 
+Then what the imports alone cost, cumulatively, each step in a fresh
+interpreter: httpx with its client, asyncio (the Lua runtime's loop),
+dataclasses and lupa, then everything ``panto -p`` imports.
+
 **3. Extensions: 23 across the three layers**, nothing to install, against
 ``--no-extensions``.
 
@@ -246,6 +250,48 @@ def split_once(cwd: Path, env: dict[str, str]) -> list[tuple[str, float, float]]
     return out
 
 
+#: What the first byte costs before panto's own work, cumulatively, each step
+#: in a fresh interpreter (the process's CPU ms once imported; ``--runs`` medians).
+DEPS = [
+    ("python -c pass (no exit)", "pass"),
+    (
+        "+ httpx, httpx.Client()",
+        "import httpx, ssl; httpx.Client(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))",
+    ),
+    ("+ asyncio (Lua loop)", "import asyncio"),
+    ("+ dataclasses, lupa", "import dataclasses, lupa.lua54"),
+    (
+        "+ all panto -p imports",
+        "import panto.cli.chat, panto.app, panto.agent, panto.lua, panto.sessions, "
+        "panto.system_prompt, panto.decoder",
+    ),
+]
+
+
+def deps_report(runs: int, env: dict[str, str]) -> None:
+    codes, acc = [], []
+    for _, code in DEPS:
+        acc.append(code)
+        codes.append("; ".join(acc))
+    res: list[list[float]] = [[] for _ in codes]
+    for _ in range(max(1, runs)):
+        for i, code in enumerate(codes):
+            # the process's CPU time when the imports are done (its exit not counted)
+            tail = "; import time as _t; print(_t.process_time() * 1000)"
+            r = subprocess.run(
+                [sys.executable, "-c", code + tail], env=env, capture_output=True, text=True
+            )
+            if r.returncode != 0:
+                raise SystemExit(f"dependency child failed: {code}\n{r.stderr}")
+            res[i].append(float(r.stdout.split()[-1]))
+    print("imports alone (fresh interpreters, cumulative; CPU ms, medians; + what each step adds):")
+    prev = 0.0
+    for (name, _), vals in zip(DEPS, res):
+        m = statistics.median(vals)
+        print(f"  {name + ':':<28}{m:7.1f}  (+{m - prev:5.1f})")
+        prev = m
+
+
 def first_byte_report(runs: int, installed: bool) -> bool:
     with tempfile.TemporaryDirectory(prefix="panto-firstbyte-") as tmp:
         base = Path(tmp)
@@ -288,6 +334,7 @@ def first_byte_report(runs: int, installed: bool) -> bool:
         pc = statistics.median(v[0] for v in vals)
         pw = statistics.median(v[1] for v in vals)
         print(f"  {name + ':':<20}{pc:7.1f} / {pw:7.1f}")
+    deps_report(runs, env)
     return True
 
 
