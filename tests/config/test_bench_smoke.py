@@ -31,3 +31,4 @@ def test_startup_bench_smoke() -> None:
     assert "to the first byte of its request" in out and "x python -c pass" in out
     for phase in ("imports:", "config:", "extensions:", "TLS (https only):", "first request:"):
         assert phase in out, phase
+    assert "imports alone" in out and "+ all panto -p imports:" in out
