@@ -4,12 +4,13 @@
 #   1. C core: CMake build with -Werror, ctest
 #   2. C core under AddressSanitizer + UBSan, ctest (any report fails)
 #   2a. global symbols all panto_; cmake --install + examples/c built against it
-#   2b. libFuzzer targets (tests/fuzz/run.sh), PANTO_FUZZ_SECONDS (45) each
+#   2b. libFuzzer targets (tests/fuzz/run.sh), PANTO_FUZZ_SECONDS (30) each
 #   2c. the manylinux2014 abi3 wheel (scripts/check-wheel.sh; PANTO_SKIP_WHEEL=1 skips)
 #   3. Python: a venv at .venv, `pip install '.[test,lua]'` (builds the cffi extension)
 #   4. ruff check + ruff format --check on python/ tests/ bench/
 #   5. Go binding (when bindings-go/ exists and `go` is installed): gofmt, vet, test -race
-#   6. pytest
+#   6. pytest; tests marked slow (the long crash-point sweeps, the full secrets
+#      matrix) run only with PANTO_SLOW=1
 #
 # Every stage runs even if an earlier one failed (except those that need the
 # venv when it could not be built); the exit status is non-zero if any failed.
@@ -63,7 +64,7 @@ c_dist() {
 fuzz() {
     # libFuzzer targets of tests/fuzz/ (clang); exit 77 = no libFuzzer here.
     local rc=0
-    bash tests/fuzz/run.sh "${PANTO_FUZZ_SECONDS:-45}" || rc=$?
+    bash tests/fuzz/run.sh "${PANTO_FUZZ_SECONDS:-30}" || rc=$?
     if [ $rc = 77 ]; then
         echo "fuzz: skipped: clang with the libFuzzer runtime is not installed"
         return 0
@@ -120,7 +121,9 @@ postgres() {
 py_tests() {
     # Run from the repository root: `panto` is imported from the venv (the
     # package lives under python/, so the source tree does not shadow it).
-    "$VENV/bin/python" -m pytest -q tests
+    local select=(-m "not slow")
+    [ "${PANTO_SLOW:-0}" = 1 ] && select=()
+    "$VENV/bin/python" -m pytest -q --durations=15 "${select[@]}" tests
 }
 
 stage "C core: build (-Werror) + ctest" c_build
@@ -133,7 +136,7 @@ fi
 
 stage "C core: global symbols, install, C example" c_dist
 
-stage "C core: libFuzzer targets, ${PANTO_FUZZ_SECONDS:-45}s each" fuzz
+stage "C core: libFuzzer targets, ${PANTO_FUZZ_SECONDS:-30}s each" fuzz
 
 stage "Python: venv + pip install '.[test,lua]'" py_env
 venv_ok=1
