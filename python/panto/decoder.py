@@ -564,7 +564,9 @@ def _decode(
 ) -> Iterator[Event]:
     dec = StreamDecoder(wire, **options)
     if skip_deltas:
-        dec._ctx.skip_deltas = 1
+        # Same-module access (documented SLF001 exception): the flag is the
+        # fast path's private contract between _decode and the C glue.
+        dec._ctx.skip_deltas = 1  # noqa: SLF001
     try:
         for chunk in chunks:
             dec.feed(chunk)
@@ -583,8 +585,10 @@ def accumulate(events: Iterable[Event]) -> Message:
     ``MessageComplete``; raises ``TruncatedStream`` if there is none (errors
     raised by ``events`` propagate).  ``accumulate(decode(wire, chunks))``
     never builds the ``ContentDelta`` events: the core assembles the blocks."""
-    if type(events) is _Decoding and events._gen is None:
-        events = _decode(*events._args, skip_deltas=True)
+    # Same-module access (documented SLF001 exception): an untouched
+    # _Decoding is re-run without building ContentDelta objects.
+    if type(events) is _Decoding and events._gen is None:  # noqa: SLF001
+        events = _decode(*events._args, skip_deltas=True)  # noqa: SLF001
     message = None
     for ev in events:
         if type(ev) is MessageComplete and ev.final:
