@@ -771,7 +771,12 @@ def test_loaded_messages_skip_the_young_gc_generations(sessions_dir: Path, workd
     try:
         frozen = gc.get_freeze_count()
         again = read_session(p)
-        assert gc.get_freeze_count() == frozen  # not unfrozen by the load
+        # Not unfrozen by the load (gc.unfreeze would empty the permanent
+        # generation).  Other threads of the test process (the Lua runtime,
+        # watchdogs) may free a few frozen objects meanwhile, which lowers
+        # the count by that many: allow for those, not for an unfreeze.
+        after = gc.get_freeze_count()
+        assert frozen - 1000 <= after <= frozen
         assert again.conversation == loaded.conversation
     finally:
         gc.unfreeze()
