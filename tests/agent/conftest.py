@@ -1,5 +1,5 @@
 """Fixtures for the agent suite: a loopback ScriptedServer and agents
-pointed at it for either wire (helpers live in agent_helpers.py)."""
+pointed at it for either wire (helpers live in support/agent.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from agent_helpers import WIRES, make_config
+from support.agent import WIRES, make_config
 
 from panto.agent import Agent
 from panto.testing import ScriptedServer

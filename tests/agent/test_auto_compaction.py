@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agent_helpers import make_config
+from support.agent import make_config
 
 from panto.agent import Agent
 from panto.agent.compaction import compaction_due, cut_point, is_compaction_summary

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from agent_helpers import TEST_KEY, WIRES, make_config
+from support.agent import TEST_KEY, WIRES, make_config
 
 from panto.agent import Agent
 from panto.conversation import Text

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cfg_helpers import write
+from support.config import write
 
 from panto.app import open_agent, open_session
 from panto.config import Config

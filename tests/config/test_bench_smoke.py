@@ -6,10 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-pytest.importorskip("lupa")
-
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cfg_helpers import write
+from support.config import write
 
 from panto.cli import config as cli_config
 

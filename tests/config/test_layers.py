@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from cfg_helpers import write
+from support.config import write
 
 from panto.config import (
     BASE_CONFIG,

@@ -7,9 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cfg_helpers import ext, fake_rock, luarocks_shim, write
-
-pytest.importorskip("lupa")
+from support.config import ext, fake_rock, luarocks_shim, write
 
 from panto.config import Config  # noqa: E402
 from panto.lua import LuaRuntime, create_source, load_extensions  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from cfg_helpers import write
+from support.config import write
 
 from panto.config import Config
 from panto.conversation import Usage

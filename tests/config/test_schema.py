@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cfg_helpers import write
+from support.config import write
 
 from panto.config import Config
 from panto.config.explain import toml_value

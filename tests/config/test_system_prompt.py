@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cfg_helpers import write
+from support.config import write
 
 from panto import system_prompt as sp
 from panto.app import open_session

@@ -13,7 +13,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from ext_helpers import LUAROCKS, LUAROCKS_ADMIN, RockServer, build_rock_server
+from support.extensions import LUAROCKS, LUAROCKS_ADMIN, RockServer, build_rock_server
 
 
 @pytest.fixture(autouse=True)

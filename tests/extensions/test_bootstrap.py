@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from ext_helpers import RockServer, needs_luarocks
+from support.extensions import RockServer, needs_luarocks
 
 from panto.cli import bootstrap as bootstrap_cli
 from panto.cli import update as update_cli

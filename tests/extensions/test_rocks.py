@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ext_helpers import LUAROCKS, RockServer, needs_luarocks
+from support.extensions import LUAROCKS, RockServer, needs_luarocks
 
 from panto.extensions import rocks
 from panto.extensions.rocks import Rocks, RockTree, find_cc, panto_home, sync, update
@@ -275,10 +275,8 @@ def test_installed_rocks_load_in_the_lua_runtime(
 ) -> None:
     rep = sync_(["greet 1.1-1", "cmod 0.1-1"], rock_server, lua_command)
     assert rep.ok, rep.messages()
-    try:
-        from panto.lua.runtime import LuaRuntime
-    except ImportError:
-        pytest.skip("panto.lua.runtime is not available")
+    from panto.lua.runtime import LuaRuntime
+
     with LuaRuntime() as rt:
         res = rt.execute(
             'local e = require("greet"); local c = require("cmod")\n'

@@ -1,5 +1,5 @@
 """Fixtures of the fault suite (issue 12): a raw-socket fault server and an
-isolated HOME per run.  See server.py and faults_harness.py."""
+isolated HOME per run.  See support/fault_server.py and support/faults.py."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from faults_harness import make_home
-from server import FaultServer
+from support.fault_server import FaultServer
+from support.faults import make_home
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """Fixtures for the integration suite: the Lua runtime wired into the agent
-loop and the CLI (helpers in integration_helpers.py).
+loop and the CLI (helpers in support/integration.py).
 
 ``project``: a project directory (with ``.git``, so discovery stops there)
 holding ``.panto/extensions/recorder.lua``.  ``XDG_CONFIG_HOME`` points at an
@@ -13,10 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("lupa", reason="the integration suite needs panto[lua]")
-
-from integration_helpers import LuaSetup, write_project  # noqa: E402
+from support.integration import LuaSetup, write_project  # noqa: E402
 
 from panto.agent import Agent  # noqa: E402
 from panto.config import Config  # noqa: E402

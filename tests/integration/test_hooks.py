@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from integration_helpers import LuaSetup
+from support.integration import LuaSetup
 
 from panto.agent import Agent, AgentHooks, ToolCallDecision
 from panto.conversation import Text, ToolUse

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from support.lua_caller import Caller
 
-_PY = Path(__file__).resolve().parents[2] / "python"
-try:  # an installed panto (tests/conftest.py imports it first) ...
-    import panto  # noqa: F401
-except ImportError:  # ... or the source tree (the Lua runtime needs no compiled core)
-    sys.path.insert(0, str(_PY))
-
-from lua_caller import Caller  # noqa: E402
-
-from panto.lua import LuaRuntime, LuaToolSource, load_extensions  # noqa: E402
+from panto.lua import LuaRuntime, LuaToolSource, load_extensions
 
 
 @pytest.fixture(scope="module")

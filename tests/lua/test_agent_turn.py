@@ -10,20 +10,12 @@ from typing import Any
 
 import pytest
 
+from panto.agent import Agent
+from panto.config import Config
+from panto.conversation import Text, ToolUse
+from panto.events import MessageComplete, ToolResult
 from panto.lua import LuaRuntime, LuaToolSource
-
-try:
-    from panto.agent import Agent
-    from panto.config import Config
-    from panto.conversation import Text, ToolUse
-    from panto.events import MessageComplete, ToolResult
-    from panto.testing import Reply, ScriptedServer
-except ImportError as e:  # pragma: no cover - depends on the agent issue
-    pytest.skip(f"needs panto.Agent and panto.testing: {e}", allow_module_level=True)
-try:
-    import panto._ffi  # noqa: F401  (the agent decodes streams with the C core)
-except ImportError as e:  # pragma: no cover - source tree without the compiled core
-    pytest.skip(f"needs panto's compiled core: {e}", allow_module_level=True)
+from panto.testing import Reply, ScriptedServer
 
 BUGGY = "def add(a, b):\n    return a - b\n"
 TEST = (

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from lua_caller import Caller
+from support.lua_caller import Caller
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import stat
 import time
 from pathlib import Path
 
-from lua_caller import Caller
+from support.lua_caller import Caller
 
 # ---------------------------------------------------------------- edit
 

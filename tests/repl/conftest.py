@@ -1,6 +1,6 @@
 """The ``panto`` command as a user meets it: subprocesses, and the REPL in a
 real pseudo-terminal (pexpect), rendered by a terminal emulator (pyte) where
-what the screen shows matters.  Helpers are in repl_helpers.py.
+what the screen shows matters.  Helpers are in support/repl.py.
 
 ``env``: a private HOME (XDG dirs, no keys, no PANTO_*), a work directory
 (``env.cwd``), and the environment to run panto with (``env.vars``).
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repl_helpers import Env, Pty
+from support.repl import Env, Pty
 
 from panto.testing import ScriptedServer, echo_responder
 

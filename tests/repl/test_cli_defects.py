@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from repl_helpers import Env, user_texts
+from support.repl import Env, user_texts
 
 from panto.testing import HTTPError, ScriptedServer
 

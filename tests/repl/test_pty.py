@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 import pytest
-from repl_helpers import Env, Pty, user_texts
+from support.repl import Env, Pty, user_texts
 
 from panto.testing import HTTPError, ScriptedServer
 

@@ -63,7 +63,7 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(params=["jsonl", "sqlite", "postgres"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    from sessions_helpers import Backend
+    from support.sessions import Backend
 
     from panto.sessions import open_backend
 

@@ -1,5 +1,5 @@
 """The CLI's session flags end to end: -p saves, --continue and --resume
-rebuild the conversation, --no-session writes nothing, a bad id exits 1."""
+rebuild the conversation, --no-session writes nothing, a bad id exits 2."""
 
 from __future__ import annotations
 
@@ -10,27 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-
-def panto(
-    *args: str, cwd: Path, data: Path, agent: bool = True, input: str = ""
-) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(data / "config"))
-    env.pop("ANTHROPIC_API_KEY", None)
-    env.pop("OPENAI_API_KEY", None)
-    return subprocess.run(
-        [sys.executable, "-m", "panto", *args]
-        # no system prompt: these tests follow the conversation's entries
-        + (
-            ["--model", "mock/anthropic", "--no-extensions", "--system-prompt", ""] if agent else []
-        ),
-        cwd=cwd,
-        env=env,
-        input=input,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+from support.sessions import panto
 
 
 @pytest.fixture

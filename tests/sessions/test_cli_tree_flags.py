@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from test_cli_resume import panto
+from support.sessions import panto
 
 from panto.sessions import open_backend
 

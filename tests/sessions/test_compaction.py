@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessions_helpers import copy_session, drain, last_request_of_turn
+from support.sessions import copy_session, drain, last_request_of_turn
 
 from panto.agent import Agent, AgentHooks
 from panto.agent.compaction import (

@@ -20,8 +20,8 @@ import warnings
 from pathlib import Path
 
 import pytest
-from crash_child import batch, batches_in, canonical
-from sessions_helpers import Backend, conversation_rounds, flat
+from support.crash_child import batch, batches_in, canonical
+from support.sessions import Backend, conversation_rounds, flat
 
 from panto.config import Config
 from panto.conversation import Message, Text
@@ -350,7 +350,7 @@ def kill_many_times(b: Backend, workdir: str, points: int, seed: int) -> tuple[i
     committed = 1
     for k in range(points):
         child = subprocess.Popen(
-            [sys.executable, str(HERE / "crash_child.py"), b.url, sid],
+            [sys.executable, str(HERE.parent / "support" / "crash_child.py"), b.url, sid],
             stdout=subprocess.PIPE,
             env={**os.environ, **CHILD_ENV},
         )

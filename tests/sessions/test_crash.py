@@ -13,7 +13,7 @@ import time
 import warnings
 from pathlib import Path
 
-from crash_child import batch, batches_in, canonical
+from support.crash_child import batch, batches_in, canonical
 
 from panto.sessions import FSJSONLStore, SessionWarning, read_session
 
@@ -32,7 +32,7 @@ def test_sigkill_at_many_points(sessions_dir: Path, workdir: str) -> None:
     torn_seen = 0
     for k in range(KILL_POINTS):
         child = subprocess.Popen(
-            [sys.executable, str(HERE / "crash_child.py"), str(path)],
+            [sys.executable, str(HERE.parent / "support" / "crash_child.py"), str(path)],
             stdout=subprocess.PIPE,
             env=env,
         )

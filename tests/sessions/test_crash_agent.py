@@ -27,9 +27,9 @@ POINTS_PER_MODE = 6
 
 
 def _need() -> tuple[Any, Any, Any, Any]:
-    from test_resume_agent import _need_agent
+    from support.sessions import agent_stack
 
-    return _need_agent()
+    return agent_stack()
 
 
 def _resume_and_continue(agent_cls: Any, config: Any, path: Path, prompt: str) -> str | None:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessions_helpers import (
+from support.sessions import (
+    agent_stack,
     conversation_rounds,
     copy_session,
     drain,
@@ -21,28 +22,6 @@ from panto.conversation import Conversation, Text, Thinking, ToolUse
 from panto.sessions import FSJSONLStore, read_session
 
 KEY = "sk-test-SESSIONSECRET-0123456789abcdef"
-
-
-def _need_agent() -> tuple[Any, Any, Any, Any]:
-    """The agent stack, or a skip naming what is missing."""
-    missing = []
-    try:
-        from panto.agent import Agent
-    except ImportError as exc:
-        missing.append(f"panto.agent ({exc})")
-    try:
-        from panto.testing import Reply, ScriptedServer
-    except ImportError as exc:
-        missing.append(f"panto.testing ({exc})")
-    try:
-        import panto._ffi  # noqa: F401  (the compiled core decodes the streams)
-    except ImportError as exc:
-        missing.append(f"the compiled core panto._panto_cffi ({str(exc)[:60]}...)")
-    if missing:
-        pytest.skip("needs " + "; ".join(missing))
-    from panto.config import Config
-
-    return Agent, Config, Reply, ScriptedServer
 
 
 def _add(inp: dict[str, Any]) -> str:
@@ -70,7 +49,7 @@ def _config(config_cls: Any, provider: str, url: str) -> Any:
 def test_resumed_conversation_sends_a_byte_identical_request(
     sessions_dir: Path, workdir: str, tmp_path: Path, wire: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    agent_cls, config_cls, reply, server_cls = _need_agent()
+    agent_cls, config_cls, reply, server_cls = agent_stack()
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     from panto.tools import FunctionTool
@@ -138,11 +117,9 @@ def test_round_trip_serializes_identically(
 ) -> None:
     """Request bodies built from the stored and the loaded conversation are
     identical bytes, for both wires (no Agent needed)."""
-    try:
-        from panto.config import Config
-        from panto.providers import make_provider
-    except ImportError as exc:
-        pytest.skip(f"needs panto.providers ({exc})")
+    from panto.config import Config
+    from panto.providers import make_provider
+
     rounds = conversation_rounds()[:7]
     with FSJSONLStore(sessions_dir, workdir) as store:
         for batch in rounds:

@@ -8,7 +8,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from sessions_helpers import conversation_rounds, file_lines, flat, only_file
+from support.sessions import conversation_rounds, file_lines, flat, only_file
 
 from panto.conversation import Conversation, Message, Text, ToolResultBlock, ToolUse, Usage
 from panto.errors import SessionError

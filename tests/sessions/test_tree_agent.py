@@ -4,7 +4,7 @@ with that branch's conversation sends (byte for byte)."""
 
 from __future__ import annotations
 
-from sessions_helpers import Backend, drain
+from support.sessions import Backend, drain
 
 from panto.agent import Agent
 from panto.config import Config

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from agent_helpers import TEST_KEY, run_turn
+from support.agent import TEST_KEY, run_turn
 
 from panto.conversation import RedactedThinking, Text, Thinking, ToolUse, Usage
 from panto.events import (
@@ -142,7 +142,7 @@ def test_system_replace(server, wire, make_agent):
 
 
 def test_openai_compatible_server_uses_max_tokens(server):
-    from agent_helpers import make_config
+    from support.agent import make_config
 
     from panto.agent import Agent
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from agent_helpers import make_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.agent import make_config
 
 from panto.agent import Agent
 from panto.conversation import Text, Thinking, ToolResultBlock, ToolUse

@@ -7,50 +7,13 @@ import threading
 import time
 
 import pytest
-from agent_helpers import run_turn
+from support.agent import SleepySource, run_turn
 
 from panto.conversation import Text, ToolResultBlock, ToolUse
 from panto.errors import ToolError
 from panto.events import MessageComplete, ToolCallStart, ToolResult
 from panto.testing import Reply
-from panto.tools import FunctionTool, ToolDecl, ToolOutput, ToolSource
-
-
-class SleepySource(ToolSource):
-    """Each call sleeps ``input["s"]`` seconds, all calls of a batch in
-    parallel (like the Lua runtime's coroutines); records its batches."""
-
-    def __init__(self, name: str, tools: list[str]) -> None:
-        self.name = name
-        self._decls = [
-            ToolDecl(t, f"{t} tool", {"type": "object", "properties": {"s": {"type": "number"}}})
-            for t in tools
-        ]
-        self.batches: list[tuple[list[str], str]] = []
-        self.cancelled = threading.Event()
-
-    def decls(self):
-        return self._decls
-
-    def invoke_batch(self, calls):
-        self.batches.append(([c.id for c in calls], threading.current_thread().name))
-        out: list[ToolOutput | None] = [None] * len(calls)
-
-        def one(i, c):
-            if self.cancelled.wait(c.input.get("s", 0)):
-                out[i] = ToolOutput("cancelled by source", True)
-            else:
-                out[i] = ToolOutput(f"{self.name}:{c.name}:{c.id}")
-
-        threads = [threading.Thread(target=one, args=(i, c)) for i, c in enumerate(calls)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        return out
-
-    def cancel(self):
-        self.cancelled.set()
+from panto.tools import FunctionTool, ToolDecl, ToolSource
 
 
 def test_two_sources_run_in_parallel(server, wire, make_agent):

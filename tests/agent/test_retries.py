@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from agent_helpers import make_config, run_turn
+from support.agent import make_config, run_turn
 
 from panto.agent import Agent
 from panto.conversation import Text, Thinking, Usage

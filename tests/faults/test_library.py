@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import server as S
-from faults_harness import (
+from support import fault_server as S
+from support.faults import (
     IDLE,
     STARTUP_MARGIN,
     WATCHDOGS,

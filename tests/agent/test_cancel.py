@@ -7,8 +7,7 @@ import signal
 import threading
 import time
 
-from agent_helpers import run_turn
-from test_agent_tools import SleepySource
+from support.agent import SleepySource, run_turn
 
 from panto.conversation import Text, ToolResultBlock, ToolUse
 from panto.events import ContentDelta, ToolCallStart, ToolResult

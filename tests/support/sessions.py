@@ -3,7 +3,10 @@ the package on sys.path)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -138,3 +141,33 @@ class Backend:
     kind: str
     url: str
     backend: Any
+
+
+def panto(
+    *args: str, cwd: Path, data: Path, agent: bool = True, input: str = ""
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(data / "config"))
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run(
+        [sys.executable, "-m", "panto", *args]
+        # no system prompt: these tests follow the conversation's entries
+        + (
+            ["--model", "mock/anthropic", "--no-extensions", "--system-prompt", ""] if agent else []
+        ),
+        cwd=cwd,
+        env=env,
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def agent_stack() -> tuple[Any, Any, Any, Any]:
+    """The agent stack (a broken import fails the test, never skips it)."""
+    from panto.agent import Agent
+    from panto.config import Config
+    from panto.testing import Reply, ScriptedServer
+
+    return Agent, Config, Reply, ScriptedServer

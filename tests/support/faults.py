@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server import ANTHROPIC, OPENAI
+
+from support.fault_server import ANTHROPIC, OPENAI
 
 __all__ = [
     "RunResult",

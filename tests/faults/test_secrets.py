@@ -13,7 +13,7 @@ wires, --debug on and off among them: 69 runs, 65 s on the shared 2-vCPU
 machine), ``test_secrets_full_matrix`` (marked ``slow``) the other nine (207
 runs, 148 s): ~0.65 CPU-s of panto start-up per run is the floor.  Runs go
 in parallel threads.  The matrix checks leaks only; how each fault ends is
-test_fault_cases.py's job, so a run the harness had to kill (an unfixed
+test_cases.py's job, so a run the harness had to kill (an unfixed
 hang) is still searched.
 """
 
@@ -24,8 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-import server as S
-from faults_harness import find_leaks, make_home, marker_of, new_key, panto_env, run_panto
+from support import fault_server as S
+from support.faults import find_leaks, make_home, marker_of, new_key, panto_env, run_panto
 
 FORMATS = ("text", "json", "stream-json")
 WORKERS = 4

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 import pytest
-import server as S
-from faults_harness import (
+from support import fault_server as S
+from support.faults import (
     FIRST_BYTE,
     IDLE,
     RETRY_WAIT_MAX,

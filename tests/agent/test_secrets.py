@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from agent_helpers import run_turn
+from support.agent import run_turn
 
 from panto.agent import Agent
 from panto.config import Config

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import server as S
-from faults_harness import (
+from support import fault_server as S
+from support.faults import (
     STARTUP_MARGIN,
     Running,
     new_key,
