@@ -20,10 +20,10 @@ import sys
 
 TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~5 ms
 
-__version__ = "0.1.0"
-
 # public name -> submodule that defines it
 _LAZY: dict[str, str] = {
+    # written at build time from include/panto.h (pyproject: generate)
+    "__version__": "_version",
     # decoding
     "StreamDecoder": "decoder",
     "decode": "decoder",
@@ -89,7 +89,7 @@ _SUBMODULES = frozenset(
     }
 )
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [*_LAZY]
 
 
 def _import(module: str) -> object:
