@@ -58,7 +58,7 @@ from .layers import (
     resolve_dir,
     user_config_file,
 )
-from .schema import ENV_VARS, EXT_LISTS, FIELD_KEYS, SCHEMA, WIRES, dotted, split_key
+from .schema import ENV_VARS, EXT_LISTS, FIELD_KEYS, PROVIDER_WIRES, SCHEMA, dotted, split_key
 
 if TYPE_CHECKING:
     from ..extensions.policy import Policy
@@ -70,7 +70,7 @@ __all__ = [
     "FIELD_KEYS",
     "LAYERS",
     "SCHEMA",
-    "WIRES",
+    "PROVIDER_WIRES",
     "Config",
     "ConfigLayer",
     "ExtensionLayer",

@@ -22,7 +22,7 @@ __all__ = [
     "KEYS",
     "MAX_DEPTH",
     "SCHEMA",
-    "WIRES",
+    "PROVIDER_WIRES",
     "Key",
     "describe",
     "dotted",
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: The provider wires panto speaks (request serialization + stream decoding).
-WIRES = ("openai-chat", "anthropic-messages")
+PROVIDER_WIRES = ("openai-chat", "anthropic-messages")
 
 #: How deeply tables may nest in a config file (free-form extension
 #: settings included).  Deeper is an error, not a ``RecursionError``.
@@ -359,7 +359,7 @@ _PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]+")
 
 _PROVIDER = Table(
     {
-        "wire": Enum(*WIRES),
+        "wire": Enum(*PROVIDER_WIRES),
         "base_url": Str("a URL (a string)", nonempty=True),
         "api_key_env": Str("the name of an environment variable", nonempty=True),
         "api_key": Str("a string (better: api_key_env)"),
