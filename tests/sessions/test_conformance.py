@@ -30,7 +30,9 @@ from panto.providers import make_provider
 from panto.sessions import fork_session, parse_entries
 
 HERE = Path(__file__).resolve().parent
-CHILD_ENV = {"PYTHONPATH": os.pathsep.join([str(HERE.parents[1] / "python"), str(HERE)])}
+# The children import the installed panto (with its compiled core), as the
+# tests do: the source tree's python/ has no core in a non-editable install.
+CHILD_ENV: dict[str, str] = {}
 
 
 def _texts(conv: object) -> list[str]:
