@@ -22,8 +22,6 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: importing typing costs ~5 ms
 
 # public name -> submodule that defines it
 _LAZY: dict[str, str] = {
-    # written at build time from include/panto.h (pyproject: generate)
-    "__version__": "_version",
     # decoding
     "StreamDecoder": "decoder",
     "decode": "decoder",
@@ -89,7 +87,7 @@ _SUBMODULES = frozenset(
     }
 )
 
-__all__ = [*_LAZY]
+__all__ = ["__version__", *_LAZY]
 
 
 def _import(module: str) -> object:
@@ -98,7 +96,26 @@ def _import(module: str) -> object:
     return sys.modules[full]
 
 
+def _version() -> str:
+    """The version written at build time from include/panto.h's macros
+    (pyproject: ``[[tool.scikit-build.generate]]``)."""
+    try:
+        from ._version import __version__ as version
+    except ImportError:  # the source tree on PYTHONPATH: no build step wrote it
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as dist_version
+
+        try:
+            return dist_version("panto")
+        except PackageNotFoundError:
+            return "0+unknown"
+    return version
+
+
 def __getattr__(name: str) -> object:
+    if name == "__version__":
+        value = globals()[name] = _version()
+        return value
     module = _LAZY.get(name)
     if module is not None:
         value = getattr(_import(module), name)
