@@ -299,6 +299,18 @@ class FSJSONLStore(TreeOps):
         self._fd = fd
         return fd
 
+    def _undo_write(self, fd: int, start: int, *, created: bool) -> None:
+        """Leave no partial batch behind; a file this write created goes
+        (an empty file would list as a broken session)."""
+        try:
+            os.ftruncate(fd, start)
+            if created and start == 0:
+                os.close(fd)
+                self._fd = None
+                os.unlink(self._path)
+        except OSError:
+            pass
+
     def _write(self, payloads: list[dict[str, Any]]) -> list[str]:  # noqa: C901
         """Append ``payloads`` as one batch: one write of whole lines, then
         (durability "fsync") fdatasync.  Entries of a multi-entry batch but
@@ -336,10 +348,7 @@ class FSJSONLStore(TreeOps):
                     if self._durability == "fsync":
                         _fdatasync(fd)
                 except OSError as exc:
-                    try:  # leave no partial batch behind
-                        os.ftruncate(fd, start)
-                    except OSError:
-                        pass
+                    self._undo_write(fd, start, created=new_file)
                     raise SessionError(f"{self._path}: cannot append: {exc.strerror}") from None
             except BaseException:
                 self._b.forget(entries)
