@@ -17,7 +17,10 @@ ENV_SECRET = "sk-env-NOR-THIS"
 
 
 def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    rc = cli_config.main(args)
+    try:
+        rc = cli_config.main(args)
+    except SystemExit as e:  # usage and configuration errors exit 2, as from the shell
+        rc = int(e.code or 0)
     out, err = capsys.readouterr()
     return rc, out, err
 

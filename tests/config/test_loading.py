@@ -279,7 +279,9 @@ def test_panto_extensions_reports_config_errors(
     from panto.cli import extensions as cli_ext
 
     f = write(user_dir / "config.toml", '[extensions]\ndeny = "std.bash"\n')
-    assert cli_ext.main(["-C", str(project)]) == 2
+    with pytest.raises(SystemExit) as exit_:
+        cli_ext.main(["-C", str(project)])
+    assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert f"{f}: extensions.deny: expected an array of dotted globs" in err
 

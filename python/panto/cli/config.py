@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from panto.errors import ConfigError
+from .common import load_config
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -88,14 +88,8 @@ def layer_lines(config: object, cwd: str, env: dict[str, str] | None = None) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from panto.config import Config
-
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
-    try:
-        config = Config.load(cwd=cwd)
-    except ConfigError as e:
-        print(f"panto config: {e}", file=sys.stderr)
-        return 2
+    config = load_config("panto config", cwd=cwd)
     out = sys.stdout
     if args.keys == ["system-prompt"]:
         return _system_prompt(config, cwd, out)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 
 from panto.errors import ConfigError
 
+from .common import load_config
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -46,13 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
-    try:
-        from panto.config import Config
-
-        config = Config.load(cwd=cwd)
-    except ConfigError as e:
-        print(f"panto extensions: {e}", file=sys.stderr)
-        return 2
+    config = load_config("panto extensions", cwd=cwd)
     from panto.errors import ExtensionError
     from panto.lua import LuaRuntime, load_extensions
 
