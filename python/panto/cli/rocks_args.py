@@ -53,28 +53,22 @@ def add_rock_args(p: argparse.ArgumentParser) -> None:
 
 
 def read_rock_config(files: Sequence[Path]) -> tuple[list[str], list[str]]:
-    """``([extensions] rocks, [extensions] rock_servers)`` of ``files``, concatenated."""
-    try:
-        import tomllib
-    except ImportError:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef, import-not-found, unused-ignore]
+    """``([extensions] rocks, [extensions] rock_servers)`` of ``files``,
+    concatenated; each file is read and checked as a config layer is."""
+    from ..config.layers import read_layer, resolve_dir
+
     rocks: list[str] = []
     servers: list[str] = []
     for f in files:
-        try:
-            data = tomllib.loads(f.read_text())
-        except (OSError, ValueError) as e:
-            raise ConfigError(f"{f}: {e}") from None
-        ext = data.get("extensions", {})
-        if not isinstance(ext, dict):
-            raise ConfigError(f"{f}: extensions: expected a table")
-        for key, out in (("rocks", rocks), ("rock_servers", servers)):
-            value = ext.get(key, [])
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise ConfigError(f"{f}: extensions.{key}: expected a list of strings")
-            if key == "rock_servers":  # relative directories resolve against the file
-                value = [v if "://" in v else str((f.parent / v).resolve()) for v in value]
-            out.extend(value)
+        layer = read_layer("config", f)
+        if layer is None:
+            raise ConfigError(f"{f}: no such file")
+        ext = layer.data.get("extensions", {})
+        rocks += ext.get("rocks", [])
+        servers += [  # relative directories resolve against the file
+            s if "://" in s else resolve_dir(s, layer.origin, str(f.parent))
+            for s in ext.get("rock_servers", [])
+        ]
     return rocks, servers
 
 
