@@ -265,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             agent,
             session.extensions,
             prefill=loaded.dangling_user if loaded is not None else None,
+            system_prompt=session.system_prompt,
         )
         if isinstance(session.store, FSJSONLStore):
             durability = config.session_durability

@@ -18,7 +18,7 @@ from ..errors import PantoError, ProviderError, SessionError
 from ..events import MessageComplete, event_to_dict
 from ..images import prompt_images
 from .common import warn
-from .render import Renderer
+from .render import Renderer, wait_hint_after
 from .signals import Terminated
 
 if TYPE_CHECKING:
@@ -81,10 +81,20 @@ def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
         return 1
     started = time.perf_counter()
     final: MessageComplete | None = None
-    renderer = Renderer(out, sys.stderr, color=sys.stderr.isatty(), show_thinking=False)
+    tty = fmt == "text" and sys.stderr.isatty()  # a status line while waiting
+    cfg = agent.config
+    renderer = Renderer(
+        out,
+        sys.stderr,
+        color=sys.stderr.isatty(),
+        show_thinking=False,
+        status=tty,
+        timeouts=(cfg.first_byte_timeout, cfg.idle_timeout),
+        hint_after=wait_hint_after(),
+    )
     stream = agent.run()
     try:
-        with stream:
+        with renderer.busy("model"), stream:
             for ev in stream:
                 if type(ev) is MessageComplete and ev.final:
                     final = ev

@@ -6,7 +6,9 @@
   code blocks, inline ``code`` and **bold**) when stdout is a terminal: a
   line is streamed as it arrives and redrawn formatted when it ends.
 - ``Status`` is the one-line spinner shown while waiting for the model or a
-  tool ("⠋ model · 2.3s"); it is erased as soon as output starts.
+  tool ("⠋ waiting for model · 2.3s"), on the side channel; it is erased
+  as soon as output starts.  After ``WAIT_HINT_AFTER`` seconds of waiting
+  for the model it says how the wait ends (Ctrl-C, the ``[timeouts]``).
 - Tool results are one line each (``↳ first line (+6 lines · /expand 3)``),
   kept in ``Renderer.results`` for ``/expand``; a result that is a unified
   diff (``edit``) is shown coloured.
@@ -14,10 +16,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 from ..events import (
@@ -34,6 +38,9 @@ __all__ = [
     "Renderer",
     "Markdown",
     "Status",
+    "wait_hint",
+    "wait_hint_after",
+    "WAIT_HINT_AFTER",
     "one_line",
     "tool_summary",
     "result_summary",
@@ -186,16 +193,56 @@ class Markdown:
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
+#: seconds of waiting for the model before the status line says how the
+#: wait ends (Ctrl-C, the timeouts); PANTO_WAIT_HINT_AFTER overrides it
+WAIT_HINT_AFTER = 20.0
+
+
+def wait_hint_after(env: Mapping[str, str] | None = None) -> float:
+    """``WAIT_HINT_AFTER``, or ``PANTO_WAIT_HINT_AFTER`` when that is a
+    number of seconds (tests set it low)."""
+    import os
+
+    raw = (os.environ if env is None else env).get("PANTO_WAIT_HINT_AFTER", "")
+    try:
+        value = float(raw)
+    except ValueError:
+        return WAIT_HINT_AFTER
+    return value if value >= 0 else WAIT_HINT_AFTER
+
+
+def wait_hint(first_byte: float | None, idle: float | None) -> str:
+    """What the status line adds after a long wait for the model: how to
+    stop waiting, and the ``[timeouts]`` that end the wait (the attempt
+    fails and is retried): ``first_byte`` bounds the wait for the response's
+    headers, ``idle`` the silence between its events (a consumer cannot tell
+    which one runs: the turn holds ``MessageStart`` back until content)."""
+    limits = [f"{name} {v:g}s" for name, v in (("first_byte", first_byte), ("idle", idle)) if v]
+    end = "timeouts: " + ", ".join(limits) if limits else "no timeout set"
+    return f"no reply yet · Ctrl-C cancels · {end}"
+
 
 class Status:
     """A spinner line on a terminal: ``⠋ waiting for model · 1.2s``.  A
     thread redraws it every ``interval`` seconds until ``stop()`` erases it.
-    ``lock`` serialises its writes with the renderer's."""
+    ``lock`` serialises its writes with the renderer's.  After
+    ``hint_after`` seconds of one wait the line adds ``hint()`` (how the
+    wait ends), when ``hint`` returns text for what it waits for."""
 
-    def __init__(self, out: IO[str], lock: threading.Lock, interval: float = 0.1) -> None:
+    def __init__(
+        self,
+        out: IO[str],
+        lock: threading.Lock,
+        interval: float = 0.1,
+        *,
+        hint: Callable[[str], str | None] | None = None,
+        hint_after: float = WAIT_HINT_AFTER,
+    ) -> None:
         self.out = out
         self.lock = lock
         self.interval = interval
+        self.hint = hint
+        self.hint_after = hint_after
         self.what = ""
         self.started = 0.0
         self._thread: threading.Thread | None = None
@@ -207,15 +254,29 @@ class Status:
         return self._thread is not None
 
     def start(self, what: str) -> None:
-        """Show (or retitle) the status line; the clock starts at the first
-        call after a ``stop()``."""
+        """Show (or retitle) the status line; the clock starts again when
+        what it waits for changes."""
+        if what != self.what or self._thread is None:
+            self.started = time.monotonic()
         self.what = what
         if self._thread is not None:
             return
-        self.started = time.monotonic()
         self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="panto-status", daemon=True)
         self._thread.start()
+
+    def text(self, frame: str) -> str:
+        """The line (without colour), cut to the terminal's width."""
+        import shutil
+
+        elapsed = time.monotonic() - self.started
+        text = f"{frame} waiting for {self.what} · {elapsed:.1f}s"
+        if self.hint is not None and elapsed >= self.hint_after:
+            extra = self.hint(self.what)
+            if extra:
+                text += f" · {extra}"
+        width = shutil.get_terminal_size().columns - 1
+        return text if cells(text) <= width else text[: max(width - 1, 1)] + "…"
 
     def _run(self) -> None:
         i = 0
@@ -223,9 +284,7 @@ class Status:
             with self.lock:
                 if self._stop.is_set():
                     return
-                elapsed = time.monotonic() - self.started
-                frame = _FRAMES[i % len(_FRAMES)]
-                text = f"{frame} waiting for {self.what} · {elapsed:.1f}s"
+                text = self.text(_FRAMES[i % len(_FRAMES)])
                 try:
                     self.out.write(f"{CLEAR_LINE}{DIM}{text}{RESET}")
                     self.out.flush()
@@ -254,6 +313,13 @@ class Status:
         self._thread = None
 
 
+def _isatty(f: IO[str]) -> bool:
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 # -- the renderer -------------------------------------------------------------------------
 
 
@@ -261,7 +327,9 @@ class Renderer:
     """Writes a turn's events as text: answer text to ``out``; thinking
     (dimmed, when ``show_thinking``), tool summaries, retries and errors to
     ``err``.  ``markdown`` formats the answer's lines; ``status`` shows what
-    the turn waits for (both only make sense on a terminal)."""
+    the turn waits for on ``err`` (both only make sense on a terminal).
+    ``timeouts`` (``(first_byte, idle)`` seconds, None when off) make a long
+    wait for the model say how it ends, after ``hint_after`` seconds."""
 
     def __init__(
         self,
@@ -272,6 +340,8 @@ class Renderer:
         show_thinking: bool,
         markdown: bool = False,
         status: bool = False,
+        timeouts: tuple[float | None, float | None] | None = None,
+        hint_after: float = WAIT_HINT_AFTER,
     ) -> None:
         self.out, self.err = out, err
         self.color = color
@@ -279,11 +349,20 @@ class Renderer:
         self.col0 = True  # the cursor is at the start of a line (on out)
         self.md = Markdown() if markdown else None
         self.lock = threading.Lock()
-        self.status = Status(out, self.lock) if status else None
+        self.timeouts = timeouts
+        hint = self._hint if timeouts is not None else None
+        self.status = Status(err, self.lock, hint=hint, hint_after=hint_after) if status else None
+        # out and err show on one terminal: a side-channel line starts a new row
+        self.shared = err is out or (status and _isatty(out))
         self.results: list[ToolResult] = []  # every tool result shown, for /expand
         self._running: dict[str, str] = {}  # call id -> tool name
         self._kind = ""  # the kind of the block being streamed
         self._line = ""  # the raw text of the current answer line
+
+    def _hint(self, what: str) -> str | None:
+        if not what.startswith("model") or self.timeouts is None:
+            return None
+        return wait_hint(*self.timeouts)
 
     def c(self, code: str, s: str) -> str:
         return f"{code}{s}{RESET}" if self.color else s
@@ -305,7 +384,7 @@ class Renderer:
         """A line on the side channel."""
         if self.status is not None:
             self.status.stop()
-        if self.err is self.out:
+        if self.shared:
             self.newline()
         self.err.write(self.c(code, s) + "\n")
         self.err.flush()
@@ -313,13 +392,23 @@ class Renderer:
     def waiting(self, what: str) -> None:
         """Show the status line (a no-op without one)."""
         if self.status is not None:
-            if not self.col0:
+            if not self.col0 and self.shared:
                 self._write("\n")
             self.status.start(what)
 
     def stop_status(self) -> None:
         if self.status is not None:
             self.status.stop()
+
+    @contextlib.contextmanager
+    def busy(self, what: str) -> Iterator[None]:
+        """The status line shows ``what`` now and is gone when the block
+        ends, before an error is reported."""
+        self.waiting(what)
+        try:
+            yield
+        finally:
+            self.stop_status()
 
     # -- answer text
 

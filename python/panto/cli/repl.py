@@ -11,7 +11,8 @@ A readline prompt with history.  Keys and input:
 While a turn runs a status line says what it waits for (the model or a
 tool, with a spinner and the elapsed time); tool results are one line each,
 ``/expand [N]`` prints one in full; thinking is dimmed; the answer's
-Markdown is formatted; a usage line follows each turn.  A turn that fails
+Markdown is formatted; a usage line follows each turn.  ``/context`` shows
+the system prompt's parts (``panto.system_prompt``) and the context's size.  A turn that fails
 before any answer leaves its prompt out of the conversation: it is put back
 in the input line to edit or resend (nothing is resent by itself).
 """
@@ -28,13 +29,14 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ConfigError, PantoError, SessionError
 from ..images import prompt_images
 from .common import warn
-from .render import BOLD, DIM, RED, RESET, Renderer, one_line, usage_line
+from .render import BOLD, DIM, RED, RESET, Renderer, one_line, usage_line, wait_hint_after
 from .signals import Terminated
 
 if TYPE_CHECKING:
     from ..agent import Agent
     from ..app import Extensions
     from ..sessions import SessionStore
+    from ..system_prompt import SystemPrompt
 
 __all__ = ["Interactive", "BUILTIN_COMMANDS", "help_text", "HELP", "prompt_string"]
 
@@ -47,6 +49,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("[INSTRUCTIONS]", "replace the conversation with a summary (frees context)"),
     "expand": ("[N]", "print tool result N in full (default: the last one)"),
     "thinking": ("[on|off]", "show or hide the model's thinking (shown dimmed by default)"),
+    "context": ("", "the system prompt, part by part with its origin, and the context's size"),
     "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
     "tree": ("[ENTRY]", "the session's tree; /tree ENTRY continues there (a prompt: edit it)"),
     "fork": ("", "copy the conversation into a new session and continue there"),
@@ -96,11 +99,18 @@ def _history_file() -> str:
 
 class Interactive:
     def __init__(
-        self, agent: Agent, ext: Extensions | None = None, *, prefill: str | None = None
+        self,
+        agent: Agent,
+        ext: Extensions | None = None,
+        *,
+        prefill: str | None = None,
+        system_prompt: SystemPrompt | None = None,
     ) -> None:
         from ..app import Extensions
 
         self.agent = agent
+        #: the assembled system prompt with its parts' origins, for /context
+        self.system_prompt = system_prompt
         self.ext = ext if ext is not None else Extensions()
         # makes the fresh session /clear switches to (None: no sessions)
         self.new_store: Callable[[], SessionStore] | None = None
@@ -111,6 +121,7 @@ class Interactive:
                 warn(f"extension command /{name} is shadowed by the built-in /{name}")
         tty = sys.stdout.isatty()
         self.color = tty and not os.environ.get("NO_COLOR")
+        cfg = agent.config
         self.renderer = Renderer(
             sys.stdout,
             sys.stdout,
@@ -118,6 +129,8 @@ class Interactive:
             show_thinking=True,
             markdown=self.color,
             status=tty,
+            timeouts=(cfg.first_byte_timeout, cfg.idle_timeout),
+            hint_after=wait_hint_after(),
         )
         self.readline: Any = None
         #: text put in the next input line (a failed turn's prompt)
@@ -287,6 +300,8 @@ class Interactive:
             self.expand(arg)
         elif name == "/thinking":
             self.thinking(arg)
+        elif name == "/context":
+            self.context()
         elif name == "/sessions":
             self.list_sessions()
         elif name in ("/tree", "/fork", "/label"):
@@ -343,6 +358,43 @@ class Interactive:
             )
             return
         print(text)
+
+    def context(self) -> None:
+        """/context: the system prompt as ``panto config system-prompt``
+        prints it, then the context's size against the model's window and
+        the auto-compaction threshold."""
+        from ..agent.compaction import context_tokens
+        from ..models import model_info
+
+        agent, cfg = self.agent, self.agent.config
+        if self.system_prompt is not None:
+            print(self.system_prompt.describe().rstrip("\n"))
+        else:  # built elsewhere: only the text the conversation holds
+            for m in agent.conversation:
+                if m.role == "system" and m.text.strip():
+                    print(self._dim("--- system: this session ---"))
+                    print(m.text.strip())
+        used = context_tokens(m for m in agent.conversation if m.role != "system")
+        try:
+            window = model_info(cfg).context_window
+        except PantoError:
+            window = None
+        line = f"context: {used:,}"
+        if window:
+            line += f" of {window:,} tokens ({used / window:.0%})"
+            if cfg.compaction_auto:
+                limit = min(
+                    cfg.compaction_threshold * window, window - cfg.compaction_reserve_tokens
+                )
+                line += f" · auto-compaction at {int(limit):,}"
+            else:
+                line += " · auto-compaction off"
+        else:
+            line += " tokens · the context window is unknown (set it: [models] context_window)"
+        system = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
+        print(self._dim("─" * 8))
+        print(f"{line} · {cfg.model_spec}")
+        print(self._dim(f"system prompt: ~{len(system) // 4:,} tokens (characters / 4)"))
 
     def list_tools(self) -> None:
         tools = self.agent.tool_owners()
