@@ -130,3 +130,73 @@ def test_cells_counts_terminal_columns() -> None:
 
     assert cells("abc") == 3 and cells("a\tb") == 9
     assert cells("日本語") == 6 and cells("e\u0301") == 1 and cells("›") == 1
+
+
+TABLE = "| Name | Size |\n|:---|---:|\n| `a.py` | 12 |\n| b | 1234 |\n"
+
+
+def test_markdown_numbered_lists_quotes_and_rules() -> None:
+    md = Markdown()
+    assert md.line("1. first") == f"{BOLD}1.{RESET} first"
+    assert md.line("  12) the `x` step") == f"  {BOLD}12){RESET} the {CYAN}x{RESET} step"
+    assert md.line("> quoted") == f"{DIM}│{RESET} quoted"
+    assert md.line("---") == f"{DIM}{'─' * 40}{RESET}"
+    assert md.line("1.5 is a number") == "1.5 is a number"
+
+
+def test_markdown_tables_are_aligned() -> None:
+    md = Markdown()
+    bar = f" {DIM}│{RESET} "
+    assert md.table(TABLE.splitlines(), 80) == [
+        f"{BOLD}Name{RESET}{bar}{BOLD}Size{RESET}",
+        f"{DIM}─────┼─────{RESET}",
+        f"{CYAN}a.py{RESET}{bar}  12",
+        f"b   {bar}1234",
+    ]
+    # centred, missing cells, escaped pipes
+    rows = ["| a | b |", "|:-:|---|", "| wide cell | x \\| y |", "| z |"]
+    assert md.table(rows, 80) == [
+        f"    {BOLD}a{RESET}    {bar}{BOLD}b{RESET}",
+        f"{DIM}──────────┼──────{RESET}",
+        f"wide cell{bar}x | y",
+        f"    z    {bar}".rstrip(),
+    ]
+    # not a table (no separator row), or too wide: line by line
+    assert md.table(["| x |", "| y |"], 80) == ["| x |", "| y |"]
+    assert md.table(TABLE.splitlines(), 8)[0] == "| Name | Size |"
+
+
+def test_a_streamed_table_is_held_until_it_is_complete() -> None:
+    out = io.StringIO()
+    r = Renderer(out, out, color=True, show_thinking=True, markdown=True)
+    r.event(BlockStart(0, "text"))
+    text = "Sizes:\n\n" + TABLE + "That is all.\n1. one"
+    for i in range(0, len(text), 3):
+        r.event(ContentDelta(0, "text", text[i : i + 3]))
+        if i + 3 <= text.index("That"):
+            assert "Name" not in out.getvalue()  # held back
+    r.event(BlockComplete(0, None))  # type: ignore[arg-type]
+    s = out.getvalue()
+    assert "|" not in s
+    assert s.startswith("Sizes:\n\n" + f"{BOLD}Name{RESET}")
+    assert f"b    {DIM}│{RESET} 1234\nThat is all.\n" in s
+    assert s.endswith(f"1. one\r\x1b[2K{BOLD}1.{RESET} one\n")
+
+
+def test_a_table_at_the_end_of_the_answer_and_in_code_blocks() -> None:
+    out = io.StringIO()
+    r = Renderer(out, out, color=True, show_thinking=True, markdown=True)
+    r.event(BlockStart(0, "text"))
+    r.event(ContentDelta(0, "text", "```\n| in | code |\n```\n" + TABLE.rstrip("\n")))
+    r.event(BlockComplete(0, None))  # type: ignore[arg-type]
+    s = out.getvalue()
+    assert "| in | code |" in s  # code is not a table
+    assert s.endswith(f"b    {DIM}│{RESET} 1234\n")  # flushed when the block ends
+
+
+def test_tables_are_plain_when_not_a_terminal() -> None:
+    out = io.StringIO()
+    r = Renderer(out, out, color=False, show_thinking=False)
+    r.event(BlockStart(0, "text"))
+    r.event(ContentDelta(0, "text", TABLE + "1. one\n"))
+    assert out.getvalue() == TABLE + "1. one\n"

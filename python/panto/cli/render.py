@@ -2,9 +2,11 @@
 
 - ``Renderer`` writes the answer's text to one stream and the side channel
   (tool summaries, retries, errors) to another; in the REPL both are stdout.
-- ``Markdown`` formats the answer's text line by line (headings, lists,
-  code blocks, inline ``code`` and **bold**) when stdout is a terminal: a
-  line is streamed as it arrives and redrawn formatted when it ends.
+- ``Markdown`` formats the answer's text line by line (headings, bullet
+  and numbered lists, quotes, rules, code blocks, inline ``code`` and
+  **bold**) when stdout is a terminal: a line is streamed as it arrives and
+  redrawn formatted when it ends.  Table rows are held back until the table
+  ends, then shown with aligned columns.
 - ``Status`` is the one-line spinner shown while waiting for the model or a
   tool ("⠋ waiting for model · 2.3s"), on the side channel; it is erased
   as soon as output starts.  After ``WAIT_HINT_AFTER`` seconds of waiting
@@ -37,6 +39,7 @@ from ..events import (
 __all__ = [
     "Renderer",
     "Markdown",
+    "is_table_row",
     "Status",
     "wait_hint",
     "wait_hint_after",
@@ -151,12 +154,38 @@ def cells(s: str) -> int:
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
+_NUMBERED = re.compile(r"^(\s*)(\d{1,9}[.)])\s+(.*)$")
+_QUOTE = re.compile(r"^\s*>\s?(.*)$")
+_RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
 _INLINE = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_SEPARATOR = re.compile(r"^\s*:?-+:?\s*$")
+
+
+def is_table_row(raw: str) -> bool:
+    """A line that may belong to a Markdown table (``| a | b |``)."""
+    return raw.lstrip().startswith("|")
+
+
+def _row_cells(raw: str) -> list[str]:
+    r = raw.strip()
+    if r.startswith("|"):
+        r = r[1:]
+    if r.endswith("|") and not r.endswith("\\|"):
+        r = r[:-1]
+    return [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(r)]
+
+
+def _plain(s: str) -> str:
+    """``s`` as ``Markdown._inline`` shows it, without the escape codes."""
+    return _INLINE.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2), s)
 
 
 class Markdown:
     """Formats complete lines of Markdown for a terminal (stateful: it
-    knows whether it is inside a fenced code block)."""
+    knows whether it is inside a fenced code block).  Tables are formatted
+    as a whole (``table``): the renderer holds their rows back until the
+    table ends."""
 
     def __init__(self) -> None:
         self.in_code = False
@@ -183,10 +212,50 @@ class Markdown:
         m = _HEADING.match(raw)
         if m:
             return f"{BOLD}{m.group(2)}{RESET}"
+        if _RULE.match(raw):
+            return f"{DIM}{'─' * 40}{RESET}"
         m = _BULLET.match(raw)
         if m:
             return f"{m.group(1)}• {self._inline(m.group(2))}"
+        m = _NUMBERED.match(raw)
+        if m:
+            return f"{m.group(1)}{BOLD}{m.group(2)}{RESET} {self._inline(m.group(3))}"
+        m = _QUOTE.match(raw)
+        if m:
+            return f"{DIM}│{RESET} {self._inline(m.group(1))}"
         return self._inline(raw)
+
+    def table(self, rows: list[str], width: int) -> list[str]:
+        """The lines of a table: columns aligned (as its separator row
+        says), the header bold, ``│`` between cells.  Rows that are not a
+        table (no separator row under the first), or a table wider than
+        ``width`` columns, come back line by line as ``line`` formats them."""
+        if len(rows) < 2 or not all(_SEPARATOR.match(c) for c in _row_cells(rows[1])):
+            return [self.line(r) for r in rows]
+        seps = _row_cells(rows[1])
+        body = [_row_cells(r) for r in rows[:1] + rows[2:]]
+        n = max(len(seps), *(len(r) for r in body))
+        body = [r + [""] * (n - len(r)) for r in body]
+        align = []
+        for i in range(n):
+            sep = seps[i].strip() if i < len(seps) else "-"
+            right, left = sep.endswith(":"), sep.startswith(":")
+            align.append("^" if left and right else ">" if right else "<")
+        widths = [max(cells(_plain(r[i])) for r in body) for i in range(n)]
+        if sum(widths) + 3 * (n - 1) > width:
+            return [self.line(r) for r in rows]
+
+        def fmt(row: list[str], header: bool) -> str:
+            out = []
+            for text, w, a in zip(row, widths, align, strict=True):
+                pad = w - cells(_plain(text))
+                left = pad // 2 if a == "^" else pad if a == ">" else 0
+                shown = f"{BOLD}{_plain(text)}{RESET}" if header else self._inline(text)
+                out.append(" " * left + shown + " " * (pad - left))
+            return f" {DIM}│{RESET} ".join(out).rstrip()
+
+        rule = f"{DIM}{'─┼─'.join('─' * w for w in widths)}{RESET}"
+        return [fmt(body[0], True), rule] + [fmt(r, False) for r in body[1:]]
 
 
 # -- the status line ----------------------------------------------------------------------
@@ -358,6 +427,11 @@ class Renderer:
         self._running: dict[str, str] = {}  # call id -> tool name
         self._kind = ""  # the kind of the block being streamed
         self._line = ""  # the raw text of the current answer line
+        #: what the current line is: "text" (streamed as it arrives),
+        #: "table" (a table row: held back), "blank" (only spaces so far:
+        #: held back), None (nothing of it yet)
+        self._held: str | None = None
+        self._table: list[str] = []  # the rows of a table being received
 
     def _hint(self, what: str) -> str | None:
         if not what.startswith("model") or self.timeouts is None:
@@ -376,6 +450,7 @@ class Renderer:
 
     def newline(self) -> None:
         self._end_line()
+        self._flush_table()
         if not self.col0:
             self._write("\n")
         self.out.flush()
@@ -412,16 +487,55 @@ class Renderer:
 
     # -- answer text
 
-    def _end_line(self) -> None:
-        """Redraw the finished line formatted (when it fits on one row)."""
-        raw, self._line = self._line, ""
-        if self.md is None or not raw or self._kind != "text":
-            return
+    def _columns(self) -> int:
         import shutil  # only on a terminal (Markdown on): keeps `panto -p` imports small
 
+        return shutil.get_terminal_size().columns
+
+    def _end_line(self) -> None:
+        """The current line ends (a newline, or the block ends): a table
+        row joins the held table; another line is redrawn formatted (when
+        it fits on one row)."""
+        raw, self._line = self._line, ""
+        held, self._held = self._held, None
+        if self.md is None or self._kind != "text":
+            return
+        if held == "table":
+            self._table.append(raw)
+            return
+        self._flush_table()
+        if held == "blank":  # nothing but spaces: written as it is
+            self._write(raw)
+        if not raw:
+            return
         formatted = self.md.line(raw)
-        if formatted != raw and cells(raw) < shutil.get_terminal_size().columns:
+        if formatted != raw and cells(raw) < self._columns():
             self._write(CLEAR_LINE + formatted)
+
+    def _flush_table(self) -> None:
+        """Write the held table rows, formatted as a whole."""
+        rows, self._table = self._table, []
+        if rows and self.md is not None:
+            self._write("\n".join(self.md.table(rows, self._columns() - 1)) + "\n")
+
+    def _stream(self, part: str) -> None:
+        """Part of the current line arrives.  A line that may be a table
+        row (it starts with ``|``, outside a code block) is held back until
+        the table is complete; so are leading spaces until the line shows
+        which it is."""
+        assert self.md is not None
+        self._line += part
+        if self._held == "text":
+            self._write(part)
+            return
+        if not self._line.strip():
+            self._held = "blank"
+        elif is_table_row(self._line) and not self.md.in_code:
+            self._held = "table"
+        else:
+            self._held = "text"
+            self._flush_table()
+            self._write(self._line)
 
     def _text(self, text: str) -> None:
         if self.md is None:
@@ -429,13 +543,14 @@ class Renderer:
             return
         parts = text.split("\n")
         for part in parts[:-1]:
-            self._write(part)
-            self._line += part
+            if part:
+                self._stream(part)
+            held = self._held == "table"
             self._end_line()
-            self._write("\n")
+            if not held:
+                self._write("\n")
         if parts[-1]:
-            self._write(parts[-1])
-            self._line += parts[-1]
+            self._stream(parts[-1])
 
     def tool_result(self, ev: ToolResult, index: int) -> None:
         if not ev.is_error and is_diff(ev.content) and self.color:
