@@ -5,7 +5,13 @@ One process: builds a ~5 MB body per wire with bench/streamgen.py (fixed
 seed), cuts it into 1-4 KiB chunks (seeded, like reads from a socket) and
 times, as the median of N runs:
 
+  core                the C core alone, in process: each chunk fed through the
+                      C API from Python, every event pulled in C
+                      (panto_next_event), no Python object built
+  core (C loop)       the same with the feeding loop in C too (info)
   panto events        panto.StreamDecoder, every event materialized in Python
+  panto events merged StreamDecoder(merge_deltas=True): one ContentDelta per
+                      run of a block's deltas decoded in one go
   panto accumulate    panto.accumulate(panto.decode(...)) -> panto.Message
   split+json.loads    a minimal pure-Python SSE splitter + json.loads per payload
   split+orjson        the same splitter + orjson.loads
@@ -18,6 +24,12 @@ times, as the median of N runs:
 and prints MB/s and the ratios against the targets (>= 3x split+json.loads,
 >= 1.5x split+orjson for panto events; >= 50x the SDK accumulators for panto
 accumulate).  Figures on a shared machine vary: quote ratios from one run.
+
+Then the cost of Python's event iteration over the core: "panto events /
+core" and "panto events merged / core" as time ratios (target <= 1.5x), each
+the median over --rounds rounds that run core, events and merged back to
+back (so a change of machine load hits all three alike), timed in thread
+CPU time.
 
     python bench/decode.py            # 5 MB bodies, N=5 (about a minute)
     python bench/decode.py --quick    # 200 KB bodies, N=2: a smoke run
@@ -253,6 +265,69 @@ def run_panto_events(wire: str, chunks: list[bytes]) -> int:
     return n
 
 
+def run_panto_events_merged(wire: str, chunks: list[bytes]) -> int:
+    import panto
+
+    dec = panto.StreamDecoder(wire, merge_deltas=True)
+    n = 0
+    for c in chunks:
+        dec.feed(c)
+        for _ev in dec:
+            n += 1
+    dec.close()
+    return n
+
+
+def run_core(wire: str, chunks: list[bytes]) -> int:
+    """The core alone: the chunks fed through the C API from a Python loop
+    (as panto events feeds them), every event pulled by a C loop
+    (pantopy_drain: panto_next_event until it needs more), nothing built."""
+    from panto._ffi import ffi, lib
+
+    out = ffi.new("panto_stream **")
+    if lib.panto_stream_new(_WIRE_IDS[wire], ffi.NULL, out) != lib.PANTO_OK:
+        raise MemoryError
+    s = out[0]
+    feed, drain, null = lib.panto_stream_feed, lib.pantopy_drain, ffi.NULL
+    n = 0
+    try:
+        for c in chunks:
+            if feed(s, c, len(c)) != 0 or (k := drain(s, null, null, 0)) < 0:
+                raise RuntimeError("core: the stream failed")
+            n += k
+        if lib.panto_stream_finish(s) != 0 or (k := drain(s, null, null, 0)) < 0:
+            raise RuntimeError("core: the stream failed")
+        return n + k
+    finally:
+        lib.panto_stream_free(s)
+
+
+def run_core_c_loop(wire: str, chunks: list[bytes]) -> int:
+    """The core alone with the feeding loop in C as well (pantopy_drain
+    over the chunk boundaries): what bench/c_decode.c measures."""
+    from panto._ffi import ffi, lib
+
+    body = b"".join(chunks)
+    ends, end = [], 0
+    for c in chunks:
+        end += len(c)
+        ends.append(end)
+    cends = ffi.new("size_t[]", ends)
+    out = ffi.new("panto_stream **")
+    if lib.panto_stream_new(_WIRE_IDS[wire], ffi.NULL, out) != lib.PANTO_OK:
+        raise MemoryError
+    try:
+        n = lib.pantopy_drain(out[0], body, cends, len(chunks))
+        if n < 0:
+            raise RuntimeError("core: the stream failed")
+        return n
+    finally:
+        lib.panto_stream_free(out[0])
+
+
+_WIRE_IDS = {"openai-chat": 2, "anthropic-messages": 3}  # panto_wire values
+
+
 def run_panto_accumulate(wire: str, chunks: list[bytes]) -> int:
     import panto
 
@@ -355,9 +430,34 @@ def median_time(
     return statistics.median(times)
 
 
-def bench(size: int, runs: int, sdk_runs: int, seed: int = 1, out=sys.stdout) -> dict:
+def paired_ratios(
+    fns: dict[str, Callable[[str, list[bytes]], int]],
+    base: str,
+    wire: str,
+    chunks: list[bytes],
+    rounds: int,
+) -> dict[str, float]:
+    """{name: median over `rounds` of time(name) / time(base)}, every round
+    running all of `fns` back to back.  Times are this thread's CPU time, so
+    being descheduled on a shared machine does not count."""
+    per: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        t: dict[str, float] = {}
+        for name, fn in fns.items():
+            t0 = time.thread_time()
+            fn(wire, chunks)
+            t[name] = time.thread_time() - t0
+        for name in fns:
+            per[name].append(t[name] / t[base])
+    return {name: statistics.median(v) for name, v in per.items()}
+
+
+def bench(
+    size: int, runs: int, sdk_runs: int, seed: int = 1, out=sys.stdout, rounds: int = 15
+) -> dict:
     """Runs every decoder on both wires; prints a table; returns
-    {wire: {name: MB/s or None}}."""
+    {wire: {name: MB/s or None}} (plus "panto events / core" and
+    "panto events merged / core": time ratios)."""
     results: dict[str, dict[str, float | None]] = {}
     for wire in streamgen.WIRES:
         g = streamgen.generate(wire, size, seed)
@@ -377,8 +477,16 @@ def bench(size: int, runs: int, sdk_runs: int, seed: int = 1, out=sys.stdout) ->
             file=out,
         )
         row: dict[str, float | None] = {}
+        assert (
+            run_core(wire, chunks)
+            == run_core_c_loop(wire, chunks)
+            == run_panto_events(wire, chunks)
+        ), f"{wire}: the core rows see other events than panto events"
         cases: list[tuple[str, Callable, int, bool]] = [
+            ("core", run_core, runs, True),
+            ("core (C loop)", run_core_c_loop, runs, True),
             ("panto events", run_panto_events, runs, True),
+            ("panto events merged", run_panto_events_merged, runs, True),
             ("panto accumulate", run_panto_accumulate, runs, True),
             ("split+json.loads", run_split_json, runs, True),
             ("split+orjson", run_split_orjson, runs, orjson_available()),
@@ -389,12 +497,12 @@ def bench(size: int, runs: int, sdk_runs: int, seed: int = 1, out=sys.stdout) ->
             if not ok:
                 row[name] = None
                 hint = "pip install orjson" if "orjson" in name else "pip install openai anthropic"
-                print(f"  {name:<18} skipped ({hint})", file=out)
+                print(f"  {name:<19} skipped ({hint})", file=out)
                 continue
             t = median_time(fn, wire, chunks, n)
             row[name] = mb / t
             print(
-                f"  {name:<18} {mb / t:10.1f} MB/s   (median of {n}: {t * 1e3:8.1f} ms)", file=out
+                f"  {name:<19} {mb / t:10.1f} MB/s   (median of {n}: {t * 1e3:8.1f} ms)", file=out
             )
         results[wire] = row
 
@@ -417,6 +525,27 @@ def bench(size: int, runs: int, sdk_runs: int, seed: int = 1, out=sys.stdout) ->
                 f"{row['panto accumulate'] / row['split+json+accum']:7.2f}x  (info)",
                 file=out,
             )
+        fns = {
+            "core": run_core,
+            "core (C loop)": run_core_c_loop,
+            "panto events": run_panto_events,
+            "panto events merged": run_panto_events_merged,
+        }
+        ratios = paired_ratios(fns, "core", wire, chunks, rounds)
+        print(
+            f"  time ratios over the core (median of {rounds} paired rounds; target <= 1.5x):",
+            file=out,
+        )
+        for name in ("panto events", "panto events merged"):
+            r = ratios[name]
+            verdict = "ok" if r <= 1.5 else "ABOVE TARGET"
+            print(f"    {name + ' / core':<27} = {r:5.2f}x  ({verdict})", file=out)
+            row[f"{name} / core"] = r
+        print(
+            f"    {'core (C loop) / core':<27} = {ratios['core (C loop)']:5.2f}x  (info: "
+            "the Python feeding loop's share)",
+            file=out,
+        )
     return results
 
 
@@ -426,6 +555,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bytes", type=int, help="body size per wire (default 5000000)")
     ap.add_argument("--runs", type=int, help="runs per decoder, median reported (default 5)")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        help="paired rounds for the ratios over the core (default 15; --quick 3)",
+    )
     args = ap.parse_args(argv)
     size = args.bytes or (200_000 if args.quick else 5_000_000)
     runs = args.runs or (2 if args.quick else 5)
@@ -437,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
         f"median of {runs} ({sdk_runs} for the SDKs)"
     )
     t0 = time.perf_counter()
-    bench(size, runs, sdk_runs, args.seed)
+    bench(size, runs, sdk_runs, args.seed, rounds=args.rounds or (3 if args.quick else 15))
     print(f"\ntotal {time.perf_counter() - t0:.1f} s")
     return 0
 

@@ -914,3 +914,186 @@ def test_partial_blocks_of_a_truncated_stream():
     assert done.partial_blocks() == []
     done.close()
     assert done.partial_blocks() == []
+
+
+# -- merge_deltas: one ContentDelta per run of a block's deltas ----------------
+
+
+def _runs(events: list) -> list:
+    """`events` with each run of consecutive ContentDelta of one block joined
+    into one: what merge_deltas=True may do, and all it may do."""
+    out: list = []
+    for ev in events:
+        prev = out[-1] if out else None
+        if (
+            type(ev) is ContentDelta
+            and type(prev) is ContentDelta
+            and (prev.index, prev.kind) == (ev.index, ev.kind)
+        ):
+            out[-1] = ContentDelta(ev.index, ev.kind, prev.text + ev.text)
+        else:
+            out.append(ev)
+    return out
+
+
+def _deltas(events: list) -> int:
+    return sum(type(e) is ContentDelta for e in events)
+
+
+@pytest.mark.parametrize("wire", sorted(STREAMS))
+def test_merge_deltas_joins_each_run_of_a_block(wire):
+    body, expected = STREAMS[wire]
+    merged = collect(wire, [body], merge_deltas=True)
+    # fed at once, every run is decoded in one go: exactly one event per run
+    assert merged == _runs(expected)
+    if wire != "sse":
+        assert _deltas(merged) < _deltas(expected)
+        assert merged[-1] == expected[-1]  # the same MessageComplete (message, usage ...)
+    for ev in merged:
+        assert type(ev) is ContentDelta or ev in expected
+
+
+@given(data=st.data())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_merge_deltas_under_any_split(data):
+    wire = data.draw(st.sampled_from(sorted(STREAMS)))
+    body, expected = STREAMS[wire]
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(body)), max_size=40)))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)])]
+    merged = _outcome(wire, chunks, merge_deltas=True)
+    # a run may arrive in several pieces (one per feed), never joined across
+    # another event or another block, never reordered
+    assert (_runs(merged[0]), merged[1]) == (_runs(expected), None)
+    assert all(type(e) is not ContentDelta or e.text for e in merged[0])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    wire=st.sampled_from(["openai-chat", "anthropic-messages", "sse"]),
+    parts=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=6),
+    cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=12),
+)
+def test_merge_deltas_keeps_errors_and_the_events_before_them(wire, parts, cuts):
+    body = b"".join(parts)
+    points = sorted({c % (len(body) + 1) for c in cuts})
+    chunks = [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+    plain_events, plain_error = _outcome(wire, chunks)
+    merged_events, merged_error = _outcome(wire, chunks, merge_deltas=True)
+    assert merged_error == plain_error
+    assert _runs(merged_events) == _runs(plain_events)
+
+
+def test_merge_deltas_with_streamgen_bodies_and_random_chunkings():
+    import random
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+    import streamgen
+
+    for wire in streamgen.WIRES:
+        for seed in (1, 2, 3):
+            g = streamgen.generate(wire, 60_000, seed)
+            rng = random.Random(seed)
+            chunks, i = [], 0
+            while i < len(g.body):
+                n = rng.choice((1, 7, 64, 700, 4096, 20_000))
+                chunks.append(g.body[i : i + n])
+                i += n
+            plain = collect(wire, chunks)
+            merged = collect(wire, chunks, merge_deltas=True)
+            assert _runs(merged) == _runs(plain)
+            assert panto.accumulate(merged).to_dict() == g.message
+            assert panto.accumulate(panto.decode(wire, chunks, merge_deltas=True)) == (
+                panto.accumulate(plain)
+            )
+            assert _deltas(merged) < _deltas(plain) / 2, (wire, seed)
+            # one body fed at once: runs are cut only by the 16 KiB scratch buffer
+            whole = collect(wire, [g.body], merge_deltas=True)
+            assert _runs(whole) == _runs(plain)
+            assert _deltas(whole) <= _deltas(_runs(plain)) + len(g.body) // 16384 + 1
+
+
+@pytest.mark.parametrize("size", [16383, 16385, 100_000])
+def test_merge_deltas_around_a_large_delta(size):
+    head = sse(
+        "message_start", {"type": "message_start", "message": {"id": "m", "model": "c"}}
+    ) + sse(
+        "content_block_start",
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    )
+
+    def delta(text: str) -> str:
+        return sse(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": text},
+            },
+        )
+
+    tail = sse("content_block_stop", {"type": "content_block_stop", "index": 0}) + sse(
+        "message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}}
+    )
+    big = "é" * (size // 2)
+    body = (head + delta("a") + delta(big) + delta("b") + tail).encode()
+    body += sse("message_stop", {"type": "message_stop"}).encode()
+    plain = collect("anthropic-messages", [body])
+    merged = collect("anthropic-messages", [body], merge_deltas=True)
+    assert _runs(merged) == _runs(plain)
+    assert panto.accumulate(merged).text == "a" + big + "b"
+
+
+def test_merge_deltas_abandoned_iteration_loses_nothing():
+    body, expected = STREAMS["anthropic-messages"]
+    want = _runs(expected)
+    for k in range(len(want) + 1):
+        dec = panto.StreamDecoder("anthropic-messages", merge_deltas=True)
+        dec.feed(body)
+        got = []
+        for ev in dec:
+            got.append(ev)
+            if len(got) == k:
+                break
+        got.extend(dec)
+        assert got == want, k
+
+
+# -- DecodeError.offset: where in the body the fault is ------------------------
+
+
+def test_decode_error_offset_points_at_the_event_at_fault():
+    good = b'data: {"choices":[]}\n\n'
+    body = good + b"data: {bad\n\n"
+    for chunks in ([body], [body[i : i + 1] for i in range(len(body))]):
+        with pytest.raises(panto.DecodeError) as info:
+            list(panto.decode("openai-chat", chunks))
+        assert info.value.code == "bad_json"
+        assert info.value.offset == len(good)
+        assert body[info.value.offset :].startswith(b"data: {bad")
+        assert f"input byte {len(good)}" in str(info.value)
+
+
+def test_truncated_stream_offset_is_every_byte_fed():
+    body = openai_stream(done=False)
+    dec = panto.StreamDecoder("openai-chat")
+    dec.feed(body)
+    list(dec)
+    with pytest.raises(panto.TruncatedStream) as info:
+        dec.close()
+    assert info.value.offset == len(body)
+    assert f"{len(body)} bytes of input" in str(info.value)
+
+
+def test_decode_error_offset_of_a_protocol_error_and_default():
+    start = sse("message_start", {"type": "message_start", "message": {"id": "m", "model": "c"}})
+    bad = sse(
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 5, "delta": {"type": "text_delta", "text": "x"}},
+    )
+    with pytest.raises(panto.DecodeError) as info:
+        list(panto.decode("anthropic-messages", (start + bad).encode()))
+    assert (info.value.code, info.value.offset) == ("protocol", len(start.encode()))
+    assert panto.DecodeError("made by hand").offset is None
+    assert panto.TruncatedStream("cut").offset is None

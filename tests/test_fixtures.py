@@ -59,10 +59,10 @@ def error_dict(e: BaseException | None) -> dict | None:
     return {"code": e.code, "retryable": False, "provider_type": None, "message": str(e)}
 
 
-def run(wire: str, chunks) -> tuple[list[dict], dict | None, dict | None]:
+def run(wire: str, chunks, **options) -> tuple[list[dict], dict | None, dict | None]:
     """Feed `chunks` the way a host does; returns (event dicts, message dict
     of the MessageComplete or None, error dict or None)."""
-    dec = panto.StreamDecoder(wire)
+    dec = panto.StreamDecoder(wire, **options)
     events = []
     error: BaseException | None = None
     try:
@@ -173,6 +173,46 @@ def test_decode_accumulate(name):
     body, exp = load(name)
     msg = panto.accumulate(panto.decode(exp["wire"], [body[:17], body[17:]]))
     assert msg.to_dict() == exp["message"]
+
+
+def runs(events: list[dict]) -> list[dict]:
+    """Event dicts with each run of consecutive content deltas of one block
+    joined (what StreamDecoder(merge_deltas=True) may do)."""
+    out: list[dict] = []
+    for ev in events:
+        prev = out[-1] if out else None
+        if (
+            ev["type"] == "content_delta"
+            and prev is not None
+            and prev["type"] == "content_delta"
+            and (prev["index"], prev["kind"]) == (ev["index"], ev["kind"])
+        ):
+            out[-1] = {**prev, "text": prev["text"] + ev["text"]}
+        else:
+            out.append(ev)
+    return out
+
+
+@pytest.mark.parametrize("name", params(NAMES))
+def test_merge_deltas(name):
+    """merge_deltas=True: the same events with runs of a block's deltas
+    joined -- exactly one per run when the body comes at once -- the same
+    message and the same error, under any chunking."""
+    body, exp = load(name)
+    want = runs(exp["events"])
+    events, message, error = run(exp["wire"], [body], merge_deltas=True)
+    assert events == want
+    check(name, exp["events"], message, error)
+    rng = random.Random(name)
+    for _ in range(5):
+        chunks, i = [], 0
+        while i < len(body):
+            n = rng.choice((0, 1, 2, 3, 7, 16, 64, 333))
+            chunks.append(body[i : i + n])
+            i += n
+        events, message, error = run(exp["wire"], chunks, merge_deltas=True)
+        assert runs(events) == want
+        check(name, exp["events"], message, error)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

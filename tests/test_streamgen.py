@@ -202,3 +202,5 @@ def test_bench_decode_quick_smoke():
     assert "openai-chat" in out and "anthropic-messages" in out
     assert out.count("ratios:") == 2
     assert "panto events     / split+json.loads" in out
+    assert out.count("panto events / core") == 2
+    assert out.count("panto events merged / core") == 2

@@ -3,10 +3,12 @@
 The declarations are cut from the region of ``include/panto.h`` between
 ``/* PANTO_CDEF_BEGIN */`` and ``/* PANTO_CDEF_END */``, so the header stays
 the single source of truth.  Added to them is one small binding-private
-accelerator (``pantopy_*`` below): it calls ``panto_next_event`` and packs
+accelerator (``pantopy_batch`` below): it calls ``panto_next_event`` and packs
 runs of content deltas (nearly every event of a response) into one buffer of
 text and one array of integers, so Python pays one foreign call per batch of
-events instead of several cdata attribute reads per event.
+events instead of several cdata attribute reads per event; optionally it
+joins consecutive deltas of one block (``StreamDecoder(merge_deltas=True)``).
+``pantopy_drain`` runs the core alone, for bench/decode.py.
 
 CMake runs this file as a script (``python _build_ffi.py OUT.c``) to emit the
 C source, then compiles it against the static core.  The module name given to
@@ -35,6 +37,7 @@ END = "/* PANTO_CDEF_END */"
 #: most content deltas one pantopy_batch() call returns.
 SCRATCH_BYTES = 16384
 BATCH = 128
+assert BATCH < 256  # pantopy_batch packs n into 8 bits of its result
 
 _CTX = f"""
 typedef struct {{
@@ -42,6 +45,7 @@ typedef struct {{
     panto_event ev;         /* the event that ended the batch, when tail > 0 */
     int64_t tail;           /* see pantopy_batch */
     int skip_deltas;        /* nonzero: drop content deltas (accumulate only) */
+    int merge_deltas;       /* nonzero: join consecutive deltas of one block */
     size_t nbytes;          /* bytes of delta text in scratch */
     int64_t hdr[{2 * BATCH}];     /* per delta: block_kind | index << 4, end offset in code points */
     char scratch[{SCRATCH_BYTES}];
@@ -51,7 +55,8 @@ typedef struct {{
 EXTRA_CDEF = (
     _CTX
     + """
-int pantopy_batch(pantopy_ctx *ctx);
+int64_t pantopy_batch(pantopy_ctx *ctx);
+int64_t pantopy_drain(panto_stream *s, const uint8_t *body, const size_t *ends, size_t nchunks);
 """
 )
 
@@ -64,11 +69,15 @@ EXTRA_SOURCE = (
     + f"""
 /* Pulls events until one that is not a small content delta.  The deltas are
  * packed: their text concatenated in ctx->scratch (ctx->nbytes bytes, valid
- * UTF-8 on the provider wires) and two int64 per delta in ctx->hdr.  Returns
- * how many deltas were packed; ctx->tail says how the batch ended:
+ * UTF-8 on the provider wires) and two int64 per delta in ctx->hdr.  With
+ * ctx->merge_deltas set, a delta of the same block as the one before it in
+ * the batch extends that one instead of taking a new entry.  Returns how
+ * many deltas (entries) were packed; ctx->tail says how the batch ended:
  *   0: the batch is full;  1..7: an event of that kind is in ctx->ev;
- *  -1: PANTO_ERROR;  -2: PANTO_NEED_MORE;  -3: PANTO_DONE. */
-static int pantopy_batch(pantopy_ctx *ctx)
+ *  -1: PANTO_ERROR;  -2: PANTO_NEED_MORE;  -3: PANTO_DONE.
+ * All three come back packed in the result, so that Python reads no struct
+ * field: n | (tail + 3) << 8 | nbytes << 12 (n <= {BATCH}, nbytes <= {SCRATCH_BYTES}). */
+static int64_t pantopy_batch(pantopy_ctx *ctx)
 {{
     int n = 0;
     size_t used = 0;
@@ -87,12 +96,17 @@ static int pantopy_batch(pantopy_ctx *ctx)
             size_t len = d->text.len;
             if (len <= sizeof ctx->scratch - used && (unsigned)d->block_kind < 16u) {{
                 const unsigned char *p = (const unsigned char *)d->text.ptr;
+                int64_t packed = (int64_t)d->block_kind | ((int64_t)d->index << 4);
                 for (size_t i = 0; i < len; i++)
                     chars += (p[i] & 0xC0) != 0x80;
                 if (len)
                     memcpy(ctx->scratch + used, p, len);
                 used += len;
-                ctx->hdr[2 * n] = (int64_t)d->block_kind | ((int64_t)d->index << 4);
+                if (ctx->merge_deltas && n > 0 && ctx->hdr[2 * n - 2] == packed) {{
+                    ctx->hdr[2 * n - 1] = chars;   /* same block: extend the last delta */
+                    continue;
+                }}
+                ctx->hdr[2 * n] = packed;
                 ctx->hdr[2 * n + 1] = chars;
                 n++;
                 continue;
@@ -102,6 +116,35 @@ static int pantopy_batch(pantopy_ctx *ctx)
         break;
     }}
     ctx->nbytes = used;
+    return (int64_t)n | (ctx->tail + 3) << 8 | (int64_t)used << 12;
+}}
+
+/* For bench/decode.py's "core" rows: the core alone, in process.  Feeds
+ * body[ends[i-1]:ends[i]) for each of the nchunks chunks (nchunks == 0: no
+ * feeding, just drain what was fed) and pulls every event after each feed,
+ * building nothing (the events come from the separately compiled core, so
+ * nothing can be optimized away); finishes the stream after the last chunk.
+ * Returns the number of events, or -1 if the stream failed. */
+static int64_t pantopy_drain(panto_stream *s, const uint8_t *body, const size_t *ends,
+                             size_t nchunks)
+{{
+    panto_event ev;
+    int64_t n = 0;
+    size_t start = 0;
+    int rc = PANTO_NEED_MORE;
+    for (size_t i = 0; i <= nchunks; i++) {{
+        if (i < nchunks) {{
+            if (panto_stream_feed(s, body + start, ends[i] - start) != PANTO_OK)
+                return -1;
+            start = ends[i];
+        }} else if (nchunks && panto_stream_finish(s) != PANTO_OK) {{
+            return -1;
+        }}
+        while ((rc = panto_next_event(s, &ev)) == PANTO_EVENT)
+            n++;
+        if (rc == PANTO_ERROR)
+            return -1;
+    }}
     return n;
 }}
 """

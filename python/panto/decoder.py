@@ -28,7 +28,8 @@ Errors: a provider's error object inside the stream raises
 ``ProviderError(status=200, type=..., retryable=...)``; input that ends
 early raises ``TruncatedStream``; anything else raises ``DecodeError`` with
 ``code`` set to the core's error name (``bad_sse``, ``bad_json``,
-``protocol``, ``limit`` ...).
+``protocol``, ``limit`` ...) and ``offset`` set to the byte offset in the
+input of the line or event at fault (also named in the message).
 """
 
 from __future__ import annotations
@@ -102,7 +103,11 @@ _MutableSSEEvent = _twin(SSEEvent)
 
 _unpack = ffi.unpack
 _batch = lib.pantopy_batch
+_TAIL_NEED_MORE = -2 + 3  # pantopy_batch's tail field: the batch ended on PANTO_NEED_MORE
+_NEED_MORE = _TAIL_NEED_MORE << 8  # pantopy_batch: no delta, then PANTO_NEED_MORE
+_EMPTY: Iterator[Any] = iter(())
 _free = lib.panto_stream_free
+_feed = lib.panto_stream_feed
 
 _EV_MESSAGE_START = lib.PANTO_EV_MESSAGE_START
 _EV_BLOCK_START = lib.PANTO_EV_BLOCK_START
@@ -141,6 +146,14 @@ class StreamDecoder:
     undecoded input, JSON nesting 128); exceeding one raises
     ``DecodeError(code="limit")``.  See the module docstring for the exact
     feed / iterate / close semantics.
+
+    ``merge_deltas=True`` joins consecutive ``ContentDelta`` events of the
+    same block that are decoded in one go (what one iteration finds in the
+    input fed so far) into one event, so a consumer that only appends the
+    text pays for one Python object per run instead of one per delta.  The
+    events keep their order; the joined texts are exactly the concatenation
+    of the deltas, so everything accumulated is the same; a run may still
+    arrive as several events (at a ``feed`` boundary, or about every 16 KiB).
     """
 
     __slots__ = (
@@ -155,6 +168,7 @@ class StreamDecoder:
         "_raised",
         "_s",
         "_hdr",
+        "_it",
         "_leftover",
         "_partial",
         "_scratch",
@@ -171,6 +185,7 @@ class StreamDecoder:
         max_block_bytes: int | None = None,
         max_buffer_bytes: int | None = None,
         max_json_depth: int | None = None,
+        merge_deltas: bool = False,
     ) -> None:
         try:
             wire_id = WIRES[wire]
@@ -198,10 +213,12 @@ class StreamDecoder:
         self._s = ffi.gc(out[0], _free)
         ctx = ffi.new("pantopy_ctx *")
         ctx.s = self._s
+        ctx.merge_deltas = 1 if merge_deltas else 0
         self._ctx = ctx
         self._scratch = ffi.buffer(ctx.scratch)  # slicing it gives bytes
         self._hdr = memoryview(ffi.buffer(ctx.hdr)).cast("q")
         self._leftover: list[Event] = []
+        self._it: Iterator[Event] | None = None
         self._partial: list[Any] = []
         self._u = ctx.ev.u
         self.wire = wire
@@ -258,7 +275,7 @@ class StreamDecoder:
         if type(data) is not bytes:  # bytearray, memoryview, array ...: no copy
             data = ffi.from_buffer("uint8_t[]", data)
         n = len(data)
-        if n and lib.panto_stream_feed(self._s, data, n) != 0:
+        if n and _feed(self._s, data, n) != 0:
             exc = self._fail()
             self._raised = True
             raise exc
@@ -277,7 +294,8 @@ class StreamDecoder:
                 else:
                     raised = self._raised
                     try:
-                        for ev in self._pull():
+                        self._reclaim()
+                        for ev in self._pull(-1):
                             pending.append(ev)
                     except PantoError as e:
                         err = e
@@ -335,8 +353,36 @@ class StreamDecoder:
     # -- output ----------------------------------------------------------
 
     def __iter__(self) -> Iterator[Event]:
-        if self._ctx is not None:
-            return self._pull()
+        ctx = self._ctx
+        if ctx is not None:
+            it = self._it
+            if it is not None:  # inlined _reclaim(): this runs once per feed
+                self._it = None
+                rest = [*it]
+                if rest:
+                    self._leftover = rest + self._leftover
+            if self._leftover:
+                return self._pull(-1)
+            # The usual case -- nothing decodable, or a run of deltas ending
+            # where the input does -- needs no generator: an iterator over
+            # the events, kept so that what an abandoned iteration did not
+            # take is yielded next time.
+            r = _batch(ctx)
+            if r == _NEED_MORE:
+                return _EMPTY
+            if r >> 8 & 15 == _TAIL_NEED_MORE:
+                if r & 255 == 1:  # one delta (the usual case with merge_deltas), inlined _deltas()
+                    packed = self._hdr[0]
+                    o = _new(_MutableContentDelta)
+                    o.index = packed >> 4
+                    o.kind = _BLOCK_KINDS[packed & 15]
+                    o.text = self._scratch[0 : r >> 12].decode()
+                    o.__class__ = ContentDelta
+                    self._it = it = iter((o,))
+                else:
+                    self._it = it = iter(self._deltas(r))
+                return it
+            return self._pull(r)
         if self._pending is not None:
             return self._drain_pending()
         if self._error is not None:
@@ -352,11 +398,22 @@ class StreamDecoder:
             self._raised = True
             raise self._error
 
-    def _pull(self) -> Iterator[Event]:
-        # The hot loop.  One foreign call (pantopy_batch) decodes a run of
-        # content deltas -- nearly every event of a response -- into one
+    def _reclaim(self) -> None:
+        """Keep the events an abandoned list iteration (see __iter__) left."""
+        it = self._it
+        self._it = None
+        if it is not None:
+            rest = list(it)
+            if rest:
+                self._leftover = rest + self._leftover
+
+    def _pull(self, r: int) -> Iterator[Event]:
+        # The general loop.  One foreign call (pantopy_batch) decodes a run
+        # of content deltas -- nearly every event of a response -- into one
         # text buffer plus (kind | index << 4, end offset) pairs, and stops
         # at any other event, which _slow() converts from the event struct.
+        # Its result `r` packs n | (tail + 3) << 8 | text bytes << 12 (see
+        # _build_ffi.py); -1 means "call it".
         if self._leftover:  # events of a batch whose iteration was abandoned
             leftover = self._leftover
             self._leftover = []
@@ -367,40 +424,22 @@ class StreamDecoder:
                     self._leftover = leftover[i + 1 :] + self._leftover
                     raise
         ctx = self._ctx
-        scratch = self._scratch
-        hdr = self._hdr
-        batch = _batch
-        new = _new
-        kinds = _BLOCK_KINDS
-        mcd = _MutableContentDelta
-        cd = ContentDelta
-        slow = self._slow
         while True:
-            n = batch(ctx)
-            tail = ctx.tail
+            if r < 0:
+                r = _batch(ctx)
+            tail = (r >> 8 & 15) - 3
             # The event that ended the batch is converted before anything is
             # yielded: its strings are borrowed until the next call on the stream.
-            last = slow(tail) if tail > 0 else None
-            if n:
-                text = scratch[0 : ctx.nbytes].decode()
-                h = hdr[0 : 2 * n].tolist()
-                start = 0
-                j = -2
+            last = self._slow(tail) if tail > 0 else None
+            if r & 255:
+                it = iter(self._deltas(r))
                 complete = False
                 try:
-                    for j in range(0, 2 * n, 2):
-                        packed = h[j]
-                        o = new(mcd)
-                        o.index = packed >> 4
-                        o.kind = kinds[packed & 15]
-                        o.text = text[start : h[j + 1]]
-                        start = h[j + 1]
-                        o.__class__ = cd
-                        yield o
+                    yield from it
                     complete = True
                 finally:
                     if not complete:  # abandoned (break): keep the rest for the next iteration
-                        self._leftover = _rebuild(h, j + 2, text, start)
+                        self._leftover = list(it)
                         if last is not None:
                             self._leftover.append(last)
             if last is not None:
@@ -414,6 +453,39 @@ class StreamDecoder:
                 exc = self._fail()
                 self._raised = True
                 raise exc
+            r = -1
+
+    def _deltas(self, r: int) -> list[Event]:
+        """The ContentDelta events of a pantopy_batch result."""
+        n = r & 255
+        new = _new
+        mcd = _MutableContentDelta
+        cd = ContentDelta
+        kinds = _BLOCK_KINDS
+        if n == 1:  # the usual batch with merge_deltas
+            packed = self._hdr[0]
+            o = new(mcd)
+            o.index = packed >> 4
+            o.kind = kinds[packed & 15]
+            o.text = self._scratch[0 : r >> 12].decode()
+            o.__class__ = cd
+            return [o]
+        text = self._scratch[0 : r >> 12].decode()
+        h = self._hdr[0 : 2 * n].tolist()
+        out: list[Event] = []
+        append = out.append
+        start = 0
+        for j in range(0, 2 * n, 2):
+            packed = h[j]
+            o = new(mcd)
+            o.index = packed >> 4
+            o.kind = kinds[packed & 15]
+            end = h[j + 1]
+            o.text = text[start:end]
+            start = end
+            o.__class__ = cd
+            append(o)
+        return out
 
     def _slow(self, kind: int) -> Event:
         u = self._u
@@ -482,10 +554,10 @@ class StreamDecoder:
                 retryable=bool(err.retryable),
             )
         elif code == lib.PANTO_ERR_TRUNCATED:
-            exc = TruncatedStream(message)
+            exc = TruncatedStream(f"{message}; {err.offset} bytes of input", err.offset)
         else:
             name = _ERROR_CODES[code] if 0 <= code < len(_ERROR_CODES) else "protocol"
-            exc = DecodeError(message, name)
+            exc = DecodeError(f"{message} (input byte {err.offset})", name, err.offset)
         self._error = exc
         return exc
 
@@ -507,14 +579,6 @@ def _block(c: Any) -> Any:
     return Text(text)
 
 
-def _rebuild(h: list[int], j: int, text: str, start: int) -> list[Event]:
-    out: list[Event] = []
-    for k in range(j, len(h), 2):
-        out.append(ContentDelta(h[k] >> 4, _BLOCK_KINDS[h[k] & 15], text[start : h[k + 1]]))
-        start = h[k + 1]
-    return out
-
-
 def _first(pair: tuple[int, Any]) -> int:
     return pair[0]
 
@@ -522,12 +586,13 @@ def _first(pair: tuple[int, Any]) -> int:
 def decode(
     wire: str,
     chunks: Iterable[bytes | bytearray | memoryview] | bytes | bytearray | memoryview,
-    **options: int | None,
+    **options: int | bool | None,
 ) -> Iterator[Event]:
     """Decode a whole body: yields every event of ``chunks`` (an iterable of
     byte chunks, or one bytes-like object) in order, then raises the
     stream's error if it failed (``TruncatedStream`` when it ended early).
-    ``options`` are ``StreamDecoder``'s ``max_*`` limits.
+    ``options`` are ``StreamDecoder``'s keywords: the ``max_*`` limits and
+    ``merge_deltas``.
 
     The result is an iterator (a generator in all but type): passing it
     untouched to ``accumulate()`` lets that skip building the delta events."""

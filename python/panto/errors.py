@@ -23,19 +23,23 @@ class DecodeError(PantoError):
 
     ``code`` is the C core's error name: ``bad_sse``, ``bad_json``,
     ``protocol``, ``truncated``, ``limit``, ``invalid_argument`` or
-    ``no_memory``.
+    ``no_memory``.  ``offset`` is the byte offset in the response body of
+    the line (SSE errors) or the event (JSON and protocol errors) at fault
+    -- for truncation and limits on undecoded input, every byte fed --
+    when the decoder raised the error, else None (``panto_error.offset``).
     """
 
-    def __init__(self, message: str, code: str = "protocol") -> None:
+    def __init__(self, message: str, code: str = "protocol", offset: int | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.offset = offset
 
 
 class TruncatedStream(DecodeError):
     """The input ended before the wire's terminal event."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, "truncated")
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message, "truncated", offset)
 
 
 class ProviderError(PantoError):
