@@ -397,7 +397,8 @@ class Renderer:
     (dimmed, when ``show_thinking``), tool summaries, retries and errors to
     ``err``.  ``markdown`` formats the answer's lines; ``status`` shows what
     the turn waits for on ``err`` (both only make sense on a terminal).
-    ``timeouts`` (``(first_byte, idle)`` seconds, None when off) make a long
+    ``collapse_thinking`` replaces a finished thinking block by one line
+    (``/expand thinking N`` shows it again).  ``timeouts`` (``(first_byte, idle)`` seconds, None when off) make a long
     wait for the model say how it ends, after ``hint_after`` seconds."""
 
     def __init__(
@@ -409,6 +410,7 @@ class Renderer:
         show_thinking: bool,
         markdown: bool = False,
         status: bool = False,
+        collapse_thinking: bool = False,
         timeouts: tuple[float | None, float | None] | None = None,
         hint_after: float = WAIT_HINT_AFTER,
     ) -> None:
@@ -424,6 +426,10 @@ class Renderer:
         # out and err show on one terminal: a side-channel line starts a new row
         self.shared = err is out or (status and _isatty(out))
         self.results: list[ToolResult] = []  # every tool result shown, for /expand
+        #: a finished thinking block is shown as one line (on a terminal)
+        self.collapse_thinking = collapse_thinking
+        self.thoughts: list[str] = []  # every thinking block, for /expand thinking
+        self._thought: list[str] | None = None  # the one being streamed
         self._running: dict[str, str] = {}  # call id -> tool name
         self._kind = ""  # the kind of the block being streamed
         self._line = ""  # the raw text of the current answer line
@@ -564,6 +570,39 @@ class Renderer:
             return
         self.note(result_summary(ev, index), RED if ev.is_error else DIM)
 
+    def _end_thinking(self, text: str) -> None:
+        """A thinking block ended: keep it for ``/expand thinking``; on a
+        terminal (``collapse_thinking``) replace what was shown of it by one
+        line, unless it scrolled out of reach."""
+        self._thought = None
+        if not text.strip():
+            return
+        self.thoughts.append(text)
+        if not (self.show_thinking and self.collapse_thinking):
+            return
+        import shutil
+
+        size = shutil.get_terminal_size()
+        lines = text.split("\n")
+        up = sum(max(1, -(-cells(line) // size.columns)) for line in lines) - 1
+        if up >= size.lines - 1:  # its start is off the screen: leave it
+            self.newline()
+        else:
+            self._write(f"\r\x1b[{up}A\x1b[J" if up else "\r\x1b[J")
+        n = len(text)
+        chars = f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+        self._write(
+            self.c(DIM, f"∴ thinking ({chars} chars) · /expand thinking {len(self.thoughts)}")
+            + "\n"
+        )
+
+    def expand_thinking(self, index: int | None) -> str | None:
+        """The full text of thinking block ``index`` (1-based; None: the last)."""
+        i = len(self.thoughts) if index is None else index
+        if not 1 <= i <= len(self.thoughts):
+            return None
+        return self.c(DIM, f"[thinking {i}]") + "\n" + self.c(DIM, self.thoughts[i - 1].strip("\n"))
+
     def expand(self, index: int | None) -> str | None:
         """The full text of tool result ``index`` (1-based; None: the last)."""
         if not self.results:
@@ -582,16 +621,22 @@ class Renderer:
             if ev.kind == "text":
                 self._text(ev.text)
                 self.out.flush()
-            elif ev.kind == "thinking" and self.show_thinking:
-                self._write(self.c(DIM, ev.text))
-                self.out.flush()
+            elif ev.kind == "thinking":
+                if self._thought is not None:
+                    self._thought.append(ev.text)
+                if self.show_thinking:
+                    self._write(self.c(DIM, ev.text))
+                    self.out.flush()
         elif tp is BlockStart:
             if ev.kind in ("text", "thinking"):
                 self.newline()
                 self._kind = ev.kind
                 if self.md is not None and ev.kind == "text":
                     self.md.reset()
+                self._thought = [] if ev.kind == "thinking" else None
         elif tp is BlockComplete:
+            if self._thought is not None:
+                self._end_thinking("".join(self._thought))
             self.newline()
             self._kind = ""
         elif tp is ToolCallStart:

@@ -10,9 +10,10 @@ A readline prompt with history.  Keys and input:
 
 While a turn runs a status line says what it waits for (the model or a
 tool, with a spinner and the elapsed time); tool results are one line each,
-``/expand [N]`` prints one in full; thinking is dimmed; the answer's
-Markdown is formatted; a usage line follows each turn.  ``/context`` shows
-the system prompt's parts (``panto.system_prompt``) and the context's size.  A turn that fails
+``/expand [N]`` prints one in full; thinking is dimmed, then one line
+(``/expand thinking [N]``); the answer's Markdown is formatted; a usage line
+follows each turn.  ``/context`` shows the system prompt's parts
+(``panto.system_prompt``) and the context's size.  A turn that fails
 before any answer leaves its prompt out of the conversation: it is put back
 in the input line to edit or resend (nothing is resent by itself).
 """
@@ -47,7 +48,10 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "model": ("[P/MODEL]", "show or switch the model (e.g. /model anthropic/claude-sonnet-4-5)"),
     "clear": ("", "start a new conversation"),
     "compact": ("[INSTRUCTIONS]", "replace the conversation with a summary (frees context)"),
-    "expand": ("[N]", "print tool result N in full (default: the last one)"),
+    "expand": (
+        "[N] | thinking [N]",
+        "print tool result N, or thinking N, in full (default: the last one)",
+    ),
     "thinking": ("[on|off]", "show or hide the model's thinking (shown dimmed by default)"),
     "context": ("", "the system prompt, part by part with its origin, and the context's size"),
     "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
@@ -129,6 +133,7 @@ class Interactive:
             show_thinking=True,
             markdown=self.color,
             status=tty,
+            collapse_thinking=tty,
             timeouts=(cfg.first_byte_timeout, cfg.idle_timeout),
             hint_after=wait_hint_after(),
         )
@@ -344,10 +349,17 @@ class Interactive:
         print(self._dim(f"thinking: {'shown' if r.show_thinking else 'hidden'}"))
 
     def expand(self, arg: str) -> None:
+        what, _, rest = arg.partition(" ")
+        if what == "thinking":
+            self.expand_thinking(rest.strip())
+            return
         try:
             index = int(arg) if arg else None
         except ValueError:
-            print("usage: /expand [N]  (N: the number a tool result shows)")
+            print(
+                "usage: /expand [N] | /expand thinking [N]  "
+                "(N: the number a tool result or thinking line shows)"
+            )
             return
         text = self.renderer.expand(index)
         if text is None:
@@ -395,6 +407,19 @@ class Interactive:
         print(self._dim("─" * 8))
         print(f"{line} · {cfg.model_spec}")
         print(self._dim(f"system prompt: ~{len(system) // 4:,} tokens (characters / 4)"))
+
+    def expand_thinking(self, arg: str) -> None:
+        try:
+            index = int(arg) if arg else None
+        except ValueError:
+            print("usage: /expand thinking [N]")
+            return
+        text = self.renderer.expand_thinking(index)
+        if text is None:
+            n = len(self.renderer.thoughts)
+            print(self._dim(f"no thinking {arg} (1..{n})" if n else "no thinking yet"))
+            return
+        print(text)
 
     def list_tools(self) -> None:
         tools = self.agent.tool_owners()
