@@ -152,20 +152,29 @@ class ServerBlock:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResultBlock:
-    tool_use_id: str
-    content: str
-    is_error: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Image:
-    """An image in a user message: ``media_type`` (``image/png``,
-    ``image/jpeg``, ``image/gif``, ``image/webp``) and the bytes as base64
-    (``data_b64``), which is also how sessions store it (in the entry)."""
+    """An image in a user message or a tool result: ``media_type``
+    (``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``) and the
+    bytes as base64 (``data_b64``), which is also how sessions store it (in
+    the entry)."""
 
     media_type: str
     data_b64: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """A tool call's result: its text and, for tools that return them (the
+    ``read`` tool on an image file), ``images`` sent with it."""
+
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+    images: tuple[Image, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.images, tuple):
+            object.__setattr__(self, "images", tuple(self.images))
 
 
 Block = Union[Text, Thinking, RedactedThinking, ToolUse, ToolResultBlock, Image, ServerBlock]  # noqa: UP007 - runtime alias
@@ -248,12 +257,15 @@ def block_to_dict(b: Block) -> dict[str, Any]:
             d["raw_input"] = b.raw_input
         return d
     if isinstance(b, ToolResultBlock):
-        return {
+        d = {
             "type": "tool_result",
             "tool_use_id": b.tool_use_id,
             "content": b.content,
             "is_error": b.is_error,
         }
+        if b.images:  # absent when there are none: older entries stay as they were
+            d["images"] = [block_to_dict(i) for i in b.images]
+        return d
     if isinstance(b, Image):
         return {"type": "image", "media_type": b.media_type, "data": b.data_b64}
     raise TypeError(f"not a content block: {b!r}")
@@ -272,10 +284,21 @@ def block_from_dict(d: dict[str, Any]) -> Block:
     if kind == "tool_use":
         return ToolUse(d["id"], d["name"], d.get("input", {}), d.get("raw_input"))
     if kind == "tool_result":
-        return ToolResultBlock(d["tool_use_id"], d["content"], bool(d.get("is_error", False)))
+        return ToolResultBlock(
+            d["tool_use_id"],
+            d["content"],
+            bool(d.get("is_error", False)),
+            tuple(_image_from_dict(i) for i in d.get("images") or ()),
+        )
     if kind == "image":
-        return Image(d["media_type"], d["data"])
+        return _image_from_dict(d)
     raise ValueError(f"unknown content block type {kind!r}")
+
+
+def _image_from_dict(d: dict[str, Any]) -> Image:
+    if d.get("type") != "image":
+        raise ValueError(f"not an image block: type {d.get('type')!r}")
+    return Image(d["media_type"], d["data"])
 
 
 class Conversation:
@@ -370,7 +393,8 @@ _SLOTS: dict[type, tuple[str, ...]] = {
     Thinking: ("text", "signature"),
     RedactedThinking: ("data",),
     ToolUse: ("id", "name", "input", "raw_input"),
-    ToolResultBlock: ("tool_use_id", "content", "is_error"),
+    ToolResultBlock: ("tool_use_id", "content", "is_error", "images"),
+    Image: ("media_type", "data_b64"),
     ServerBlock: ("raw_json",),
 }
 
@@ -398,7 +422,8 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
     th_text, th_sig = setters(Thinking)
     (r_data,) = setters(RedactedThinking)
     tu_id, tu_name, tu_input, tu_raw = setters(ToolUse)
-    tr_id, tr_content, tr_err = setters(ToolResultBlock)
+    tr_id, tr_content, tr_err, tr_images = setters(ToolResultBlock)
+    im_type, im_data = setters(Image)
 
     def text(b: dict[str, Any]) -> Text:
         t = b["text"]
@@ -449,6 +474,15 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
         tu_raw(o, raw)
         return o
 
+    def image(b: dict[str, Any]) -> Image:
+        mt, data = b["media_type"], b["data"]
+        if b["type"] != "image" or type(mt) is not str or type(data) is not str:
+            raise TypeError
+        o = new(Image)
+        im_type(o, shared(mt, mt))
+        im_data(o, data)
+        return o
+
     def tool_result(b: dict[str, Any]) -> ToolResultBlock:
         i, c, err = b["tool_use_id"], b["content"], b.get("is_error", False)
         if type(i) is not str or type(c) is not str or type(err) is not bool:
@@ -457,6 +491,8 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
         tr_id(o, i)
         tr_content(o, c)
         tr_err(o, err)
+        ims = b.get("images")
+        tr_images(o, tuple([image(x) for x in ims]) if ims else ())
         return o
 
     blocks: dict[Any, Callable[[dict[str, Any]], Any]] = {
@@ -465,6 +501,7 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
         "redacted_thinking": redacted,
         "tool_use": tool_use,
         "tool_result": tool_result,
+        "image": image,
         "server": server,
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from .conversation import Block, Message, ToolUse, Usage
+from .conversation import Block, Image, Message, ToolUse, Usage
 
 __all__ = [
     "BlockComplete",
@@ -89,9 +89,13 @@ class ToolCallStart:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
+    """A tool call's result; ``images`` are those the tool returned (sent
+    to the model with the text)."""
+
     call: ToolUse
     content: str
     is_error: bool = False
+    images: tuple[Image, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,5 +156,7 @@ def event_to_dict(ev: Event) -> dict[str, Any]:
             value = value.to_dict()
         elif isinstance(value, (ToolUse,)) or name == "block":
             value = block_to_dict(value)
+        elif name == "images":  # a tool result's: the session shape, base64 included
+            value = [block_to_dict(i) for i in value]
         d[name] = value
     return d

@@ -20,7 +20,17 @@ from pathlib import Path
 
 from .conversation import Image
 
-__all__ = ["IMAGE_TYPES", "MAX_IMAGE_BYTES", "load_image", "media_type_of", "prompt_images"]
+__all__ = [
+    "IMAGE_TOKENS_MAX",
+    "IMAGE_TYPES",
+    "MAX_IMAGE_BYTES",
+    "image_marker",
+    "image_size",
+    "image_tokens",
+    "load_image",
+    "media_type_of",
+    "prompt_images",
+]
 
 #: File suffix -> media type, for the types both wires accept.
 IMAGE_TYPES = {
@@ -124,3 +134,55 @@ def prompt_images(
         except ValueError as e:
             problems.append(f"{e} (sent as text)")
     return text, images, problems
+
+
+# -- size, marker, token estimate ------------------------------------------------
+
+#: What one image costs at most, in input tokens (Anthropic: about
+#: width x height / 750, images scaled to at most ~1.15 megapixels; OpenAI's
+#: high-detail tiles come to a similar figure).  Used when the size is unknown.
+IMAGE_TOKENS_MAX = 1600
+
+
+def image_size(img: Image) -> int:
+    """The image's size in bytes (decoded from the base64 length)."""
+    n = len(img.data_b64)
+    return n * 3 // 4 - img.data_b64.count("=", max(0, n - 2))
+
+
+def image_marker(img: Image) -> str:
+    """How an image is shown where its data must not go (a terminal, a
+    transcript): ``[image: image/png, 12 KB]``."""
+    size = image_size(img)
+    shown = f"{size} B" if size < 1024 else f"{size / 1024:.0f} KB"
+    if size >= 1024 * 1024:
+        shown = f"{size / (1024 * 1024):.1f} MB"
+    return f"[image: {img.media_type}, {shown}]"
+
+
+def _dimensions(img: Image) -> tuple[int, int] | None:
+    """Width and height from a PNG or GIF header (None for other types)."""
+    import struct
+
+    try:
+        head = base64.b64decode(img.data_b64[:44])  # 33 bytes: the PNG IHDR
+    except ValueError:
+        return None
+    if head.startswith(b"\x89PNG\r\n\x1a\n") and len(head) >= 24:
+        w, h = struct.unpack(">II", head[16:24])
+        return w, h
+    if head[:6] in (b"GIF87a", b"GIF89a") and len(head) >= 10:
+        w, h = struct.unpack("<HH", head[6:10])
+        return w, h
+    return None
+
+
+def image_tokens(img: Image) -> int:
+    """An estimate of the input tokens an image costs: width x height / 750
+    (Anthropic's rule) when the header tells the size, at most
+    :data:`IMAGE_TOKENS_MAX`, which is also the estimate when it does not."""
+    dims = _dimensions(img)
+    if dims is None:
+        return IMAGE_TOKENS_MAX
+    w, h = dims
+    return max(1, min(IMAGE_TOKENS_MAX, (w * h + 749) // 750))

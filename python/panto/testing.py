@@ -653,12 +653,19 @@ def _last_turn(req: RecordedRequest) -> tuple[str, list[str], list[str]]:
     text = ""
     results: list[str] = []
     if req.wire == "openai-chat":
-        for m in reversed(msgs):
+        for i in range(len(msgs) - 1, -1, -1):
+            m = msgs[i]
             if m.get("role") == "tool":
                 results.insert(0, str(m.get("content")))
                 continue
             if m.get("role") == "user" and not results:
-                text = str(m.get("content") or "")
+                content = m.get("content")
+                if isinstance(content, list):
+                    if _is_tool_images(content) and i and msgs[i - 1].get("role") == "tool":
+                        continue  # the images of the tool results before it
+                    text = "".join(p.get("text", "") for p in content if p.get("type") == "text")
+                else:
+                    text = str(content or "")
             break
     elif msgs and msgs[-1].get("role") == "user":
         content = msgs[-1].get("content")
@@ -668,10 +675,43 @@ def _last_turn(req: RecordedRequest) -> tuple[str, list[str], list[str]]:
             for b in content or []:
                 if b.get("type") == "tool_result":
                     c = b.get("content")
-                    results.append(c if isinstance(c, str) else _dumps(c))
+                    results.append(c if isinstance(c, str) else _parts_text(c))
                 elif b.get("type") == "text":
                     text += b.get("text", "")
     return text, results, [t for t in tools if t]
+
+
+#: openai_chat.TOOL_IMAGES_HEADER's start (not imported: the providers
+#: package imports this module for the mock provider)
+_TOOL_IMAGES_HEADER = "Image(s) from the result of tool call "
+
+
+def _is_tool_images(parts: list[Any]) -> bool:
+    """An OpenAI user message carrying tool results' images."""
+    return bool(parts) and all(
+        isinstance(p, dict)
+        and (
+            p.get("type") == "image_url"
+            or (p.get("type") == "text" and str(p.get("text", "")).startswith(_TOOL_IMAGES_HEADER))
+        )
+        for p in parts
+    )
+
+
+def _parts_text(parts: Any) -> str:
+    """An Anthropic tool result's list content as text: images as
+    ``[image: MEDIA_TYPE]`` (never their data)."""
+    if not isinstance(parts, list):
+        return _dumps(parts)
+    out = []
+    for p in parts:
+        if isinstance(p, dict) and p.get("type") == "text":
+            out.append(str(p.get("text", "")))
+        elif isinstance(p, dict) and p.get("type") == "image":
+            out.append(f"[image: {(p.get('source') or {}).get('media_type')}]")
+        else:
+            out.append(_dumps(p))
+    return " ".join(out)
 
 
 def echo_responder(req: RecordedRequest) -> Reply:

@@ -64,9 +64,9 @@ class ToolCall:
 @dataclass(frozen=True, slots=True)
 class ToolOutput:
     """What a tool returns: its text, whether it failed, and images (the
-    ``read`` tool returns one for an image file).  The agent forwards the
-    text; forwarding ``images`` to the model is the turn's job (not done
-    yet: they are dropped from the tool result today)."""
+    ``read`` tool returns one for an image file).  The turn puts all three
+    in the conversation's ``ToolResultBlock``; each wire sends the images
+    with the result (docs/agent.md, "Images in tool results")."""
 
     content: str
     is_error: bool = False

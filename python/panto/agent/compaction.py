@@ -18,6 +18,7 @@ from ..conversation import (
     COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
     Conversation,
+    Image,
     Message,
     RedactedThinking,
     Text,
@@ -27,6 +28,7 @@ from ..conversation import (
     compaction_summary_message,
 )
 from ..errors import PantoError
+from ..images import image_marker, image_tokens
 
 __all__ = [
     "COMPACTION_SUMMARY_PREFIX",
@@ -106,6 +108,9 @@ def transcript(messages: Iterable[Message]) -> str:
                 lines.append(
                     f"[tool result{status}] {label}:\n{_clip(b.content, MAX_TOOL_RESULT_CHARS)}"
                 )
+                lines.extend(image_marker(i) for i in b.images)
+            elif isinstance(b, Image):
+                lines.append(image_marker(b))
             elif isinstance(b, (Thinking, RedactedThinking)):
                 continue
         if lines:
@@ -124,17 +129,19 @@ def summary_request(messages: Iterable[Message], prompt: str, extra: str | None)
 def context_tokens(messages: Iterable[Message]) -> int:
     """The context's size in tokens: the last reply's prompt plus its
     output, as the provider reported them -- a reply from before the last
-    compaction does not count (its context was replaced) -- else characters
-    / 4."""
+    compaction does not count (its context was replaced) -- plus an
+    estimate of the messages after it (tool results, images); else
+    characters / 4 and images by their size (:func:`estimate_tokens`)."""
     msgs = list(messages)
-    for m in reversed(msgs):
+    for i in range(len(msgs) - 1, -1, -1):
+        m = msgs[i]
         if is_compaction_summary(m):
             break
         if m.role == "assistant" and m.usage is not None:
             total = m.usage.total_tokens
             if total:
-                return total
-    return len(transcript(msgs)) // 4
+                return total + sum(estimate_tokens(x) for x in msgs[i + 1 :])
+    return len(transcript(msgs)) // 4 + sum(_images_tokens(m) for m in msgs)
 
 
 def is_compaction_summary(m: Message) -> bool:
@@ -164,7 +171,9 @@ def compaction_due(
 
 
 def estimate_tokens(m: Message) -> int:
-    """A message's size in tokens, estimated as characters / 4."""
+    """A message's size in tokens, estimated as characters / 4; an image
+    counts by its pixel size (``panto.images.image_tokens``), never by the
+    length of its base64."""
     n = 0
     for b in m.content:
         if isinstance(b, (Text, Thinking)):
@@ -173,9 +182,19 @@ def estimate_tokens(m: Message) -> int:
             n += len(b.name) + len(json.dumps(b.input, ensure_ascii=False))
         elif isinstance(b, ToolResultBlock):
             n += len(b.content)
-        else:
-            n += 1000  # an image or an opaque block: a rough guess
-    return n // 4
+        elif not isinstance(b, Image):
+            n += 1000  # an opaque block: a rough guess
+    return n // 4 + _images_tokens(m)
+
+
+def _images_tokens(m: Message) -> int:
+    n = 0
+    for b in m.content:
+        if isinstance(b, Image):
+            n += image_tokens(b)
+        elif isinstance(b, ToolResultBlock):
+            n += sum(image_tokens(i) for i in b.images)
+    return n
 
 
 def keep_budget(window: int | None) -> int:

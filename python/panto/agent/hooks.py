@@ -100,8 +100,8 @@ class HookChain:
                 continue
             if isinstance(res, ToolOutput):
                 output = res
-            elif isinstance(res, str):
-                output = ToolOutput(res, output.is_error)
+            elif isinstance(res, str):  # new text; the images stay
+                output = ToolOutput(res, output.is_error, output.images)
         return output
 
     def turn_end(self, info: Mapping[str, Any]) -> None:

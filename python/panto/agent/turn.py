@@ -279,7 +279,9 @@ class ToolRound:
         return Message(
             "tool",
             tuple(
-                ToolResultBlock(c.id, r.content if r else CANCELLED, r.is_error if r else True)
+                ToolResultBlock(c.id, r.content, r.is_error, r.images)
+                if r is not None
+                else ToolResultBlock(c.id, CANCELLED, True)
                 for c, r in zip(self.calls, self.results)
             ),
         )
@@ -546,7 +548,7 @@ class Turn:
         for i in indices:
             res = r.results[i]
             assert res is not None
-            out.append(ToolResult(r.calls[i], res.content, res.is_error))
+            out.append(ToolResult(r.calls[i], res.content, res.is_error, tuple(res.images)))
         return out
 
     def _maybe_finish_tools(self) -> None:

@@ -35,6 +35,7 @@ from ..events import (
     ToolCallStart,
     ToolResult,
 )
+from ..images import image_marker
 
 __all__ = [
     "Renderer",
@@ -90,7 +91,9 @@ def result_summary(ev: ToolResult, index: int | None = None) -> str:
         more = f" (+{lines - 1} lines" + (f" · /expand {index})" if index is not None else ")")
     else:
         more = ""
-    return f"  {mark} {one_line(content, 70) or '(empty)'}{more}"
+    images = "".join(" " + image_marker(i) for i in ev.images)  # never the data
+    shown = one_line(content, 70) or ("" if images else "(empty)")
+    return f"  {mark} {shown}{more}{images}"
 
 
 def usage_line(usage: Any, seconds: float, cost: float | None = None) -> str:
@@ -613,7 +616,8 @@ class Renderer:
         ev = self.results[i - 1]
         head = f"[{i}] {ev.call.name}" + (" (error)" if ev.is_error else "")
         body = color_diff(ev.content) if self.color and is_diff(ev.content) else ev.content
-        return self.c(DIM, head) + "\n" + body.rstrip("\n")
+        body = body.rstrip("\n") + "".join("\n" + image_marker(i) for i in ev.images)
+        return self.c(DIM, head) + "\n" + body
 
     def event(self, ev: Any) -> None:
         tp = type(ev)

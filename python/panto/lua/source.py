@@ -81,8 +81,10 @@ class LuaHooks:
 
     def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         """After a tool call finished (also errors).  Handlers get
-        ``{id, name, input, content, is_error}`` and may return a string
-        (new content) or ``{content=..., is_error=...}``."""
+        ``{id, name, input, content, is_error, images}`` (``images``: the
+        result's images as ``{media_type, data_b64}``) and may return a
+        string (new content) or ``{content=..., is_error=...}``; the images
+        stay with the result."""
         if not self.runtime.has_handlers("after_tool_call"):
             return output
         for h in list(self.runtime.hooks["after_tool_call"]):
@@ -92,6 +94,9 @@ class LuaHooks:
                 "input": call.input,
                 "content": output.content,
                 "is_error": output.is_error,
+                "images": [
+                    {"media_type": i.media_type, "data_b64": i.data_b64} for i in output.images
+                ],
             }
             entry, value, err = self.runtime.run(
                 self.runtime.run_hook(h, "after_tool_call", payload),
@@ -100,11 +105,12 @@ class LuaHooks:
             if err:
                 log.warning("after_tool_call handler of %s failed: %s", entry, err)
             if isinstance(value, str):
-                output = ToolOutput(value, output.is_error)
+                output = ToolOutput(value, output.is_error, output.images)
             elif isinstance(value, dict):
                 output = ToolOutput(
                     str(value.get("content", output.content)),
                     bool(value.get("is_error", output.is_error)),
+                    output.images,
                 )
         return output
 

@@ -16,8 +16,10 @@ Mapping from panto's model:
   the JSON object they arrived as;
 - tool results -> a user message of ``tool_result`` blocks
   ``{tool_use_id, content, is_error}``; images ``{"type": "image", "source":
-  {"type": "base64", media_type, data}}``; consecutive user-side messages are
-  merged so roles alternate;
+  {"type": "base64", media_type, data}}``; a tool result with images has
+  the list form of ``content``: a ``text`` block (unless the text is
+  empty), then its images; consecutive user-side messages are merged so
+  roles alternate;
 - prompt caching (``[cache]``, on by default): ``cache_control`` breakpoints,
   see :func:`add_cache_breakpoints`.
 """
@@ -80,20 +82,28 @@ def _user_blocks(m: Message) -> list[dict[str, Any]]:
     texts: list[dict[str, Any]] = []
     for b in m.content:
         if isinstance(b, ToolResultBlock):
+            content: str | list[dict[str, Any]] = b.content
+            if b.images:  # the list form: the text (when there is any), then the images
+                content = [{"type": "text", "text": b.content}] if b.content else []
+                content += [_image(i) for i in b.images]
             results.append(
                 {
                     "type": "tool_result",
                     "tool_use_id": b.tool_use_id,
-                    "content": b.content,
+                    "content": content,
                     "is_error": b.is_error,
                 }
             )
         elif isinstance(b, Text):
             texts.append({"type": "text", "text": b.text})
         elif isinstance(b, Image):
-            source = {"type": "base64", "media_type": b.media_type, "data": b.data_b64}
-            texts.append({"type": "image", "source": source})
+            texts.append(_image(b))
     return results + texts
+
+
+def _image(b: Image) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": b.media_type, "data": b.data_b64}
+    return {"type": "image", "source": source}
 
 
 def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -19,7 +19,11 @@ Mapping from panto's model:
   conversation moved here keeps only their text;
 - tool results -> one ``{"role": "tool", "tool_call_id", "content"}`` per
   result; an error result's content is prefixed with ``Error: `` (the wire
-  has no error flag);
+  has no error flag).  A tool message takes text only, so a result's images
+  follow the tool messages in one user message (as pi and other agents do):
+  the tool message's text ends with a note (:data:`TOOL_IMAGES_NOTE`), and
+  the user message has, for each result with images, a text part naming
+  the call (:data:`TOOL_IMAGES_HEADER`) and then its ``image_url`` parts;
 - prompt caching (``[cache]``, on by default): for the ``openai`` provider
   a ``prompt_cache_key`` stable for the session (:func:`prompt_cache_key`);
   OpenAI-compatible servers get none (some reject unknown fields).
@@ -35,7 +39,19 @@ from ..conversation import Image, Message, Text, ToolResultBlock, ToolUse
 from ..tools import ToolDecl
 from .base import Provider, system_text
 
-__all__ = ["OpenAIChatProvider", "prompt_cache_key", "serialize_messages", "serialize_tools"]
+__all__ = [
+    "TOOL_IMAGES_HEADER",
+    "TOOL_IMAGES_NOTE",
+    "OpenAIChatProvider",
+    "prompt_cache_key",
+    "serialize_messages",
+    "serialize_tools",
+]
+
+#: Appended to a tool message whose result has images (``{n}``: how many).
+TOOL_IMAGES_NOTE = "[{n} image(s) attached in the next message]"
+#: Opens each result's images in the user message after the tool messages.
+TOOL_IMAGES_HEADER = "Image(s) from the result of tool call {id}:"
 
 
 def serialize_tools(tools: Sequence[ToolDecl]) -> list[dict[str, Any]]:
@@ -53,11 +69,17 @@ def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     system = system_text(messages)
     if system:
         out.append({"role": "system", "content": system})
+    # the images of tool results, sent in a user message after the last
+    # tool message (they must follow the assistant's calls without a gap)
+    result_images: list[dict[str, Any]] = []
     for m in messages:
         role = m.role
         if role == "system":
             continue
         if role == "assistant":
+            if result_images:
+                out.append({"role": "user", "content": result_images})
+                result_images = []
             text = "".join(b.text for b in m.content if isinstance(b, Text))
             calls = [
                 {
@@ -85,18 +107,33 @@ def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         for b in m.content:
             if isinstance(b, ToolResultBlock):
                 content = f"Error: {b.content}" if b.is_error else b.content
+                if b.images:
+                    note = TOOL_IMAGES_NOTE.format(n=len(b.images))
+                    content = f"{content}\n{note}" if content else note
+                    result_images.append(
+                        {"type": "text", "text": TOOL_IMAGES_HEADER.format(id=b.tool_use_id)}
+                    )
+                    result_images += [_image_url(i) for i in b.images]
                 out.append({"role": "tool", "tool_call_id": b.tool_use_id, "content": content})
             elif isinstance(b, Text):
                 texts.append(b.text)
             elif isinstance(b, Image):
-                url = f"data:{b.media_type};base64,{b.data_b64}"
-                images.append({"type": "image_url", "image_url": {"url": url}})
+                images.append(_image_url(b))
+        if (texts or images) and result_images:
+            out.append({"role": "user", "content": result_images})
+            result_images = []
         if images:  # the array form: text parts, then the images
             parts = [{"type": "text", "text": "\n".join(texts)}] if texts else []
             out.append({"role": "user", "content": parts + images})
         elif texts:
             out.append({"role": "user", "content": "\n".join(texts)})
+    if result_images:
+        out.append({"role": "user", "content": result_images})
     return out
+
+
+def _image_url(b: Image) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{b.media_type};base64,{b.data_b64}"}}
 
 
 class OpenAIChatProvider(Provider):

@@ -13,16 +13,30 @@ local function cut_utf8(s, n)
 end
 
 local MAX_IMAGE_BYTES = 5 * 1024 * 1024  -- what the providers accept per image
-local IMAGE_TYPES = { png = "image/png", jpg = "image/jpeg", jpeg = "image/jpeg",
-  gif = "image/gif", webp = "image/webp" }
+-- names that are read as images when their content is one (see sniff)
+local IMAGE_SUFFIXES = { png = true, jpg = true, jpeg = true, gif = true, webp = true }
 
--- an image file: returned as an image (panto.tool_result), not as text
-local function read_image(path, media_type, size)
+-- the media type from the first bytes (the name can lie: a Git LFS pointer,
+-- an SVG or a JPEG named .png); nil when it is none of the four types
+local function sniff(data)
+  if data:sub(1, 8) == "\137PNG\r\n\26\n" then return "image/png" end
+  if data:sub(1, 3) == "\255\216\255" then return "image/jpeg" end
+  local gif = data:sub(1, 6)
+  if gif == "GIF87a" or gif == "GIF89a" then return "image/gif" end
+  if data:sub(1, 4) == "RIFF" and data:sub(9, 12) == "WEBP" then return "image/webp" end
+  return nil
+end
+
+-- an image file: returned as an image (panto.tool_result), not as text;
+-- nil when its content is not an image after all (then it is read as text)
+local function read_image(path, size)
   if size > MAX_IMAGE_BYTES then
     panto.fail(("%s is an image of %d bytes, over the %d-byte limit for images")
       :format(path, size, MAX_IMAGE_BYTES))
   end
   local data = panto.fs.read(path)
+  local media_type = sniff(data)
+  if not media_type then return nil end
   return panto.tool_result {
     content = ("Image file %s (%s, %d bytes), attached."):format(path, media_type, #data),
     images = { { media_type = media_type, data = data } },
@@ -43,8 +57,10 @@ local function read(input, ctx)
     panto.fail(path .. " is a directory, not a file (list it with bash, e.g. `ls -la " .. path .. "`)")
   end
   local ext = path:match("%.([%w]+)$")
-  local media_type = ext and IMAGE_TYPES[ext:lower()]
-  if media_type then return read_image(path, media_type, st.size) end
+  if ext and IMAGE_SUFFIXES[ext:lower()] then
+    local result = read_image(path, st.size)
+    if result then return result end
+  end
   if st.size > MAX_FILE_BYTES then
     panto.fail(("%s is too large to read (%d bytes); use bash (head, sed -n, grep) to look at parts of it")
       :format(path, st.size))
