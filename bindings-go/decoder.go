@@ -59,6 +59,13 @@ static int pgo_finish(pgo_dec *d) { return panto_stream_finish(d->s); }
 
 static int pgo_error(pgo_dec *d, panto_error *e) { return panto_stream_error(d->s, e); }
 
+static int pgo_reset(pgo_dec *d) { return panto_stream_reset(d->s); }
+
+static int pgo_partial(const pgo_dec *d, uint32_t k, panto_block_complete *out)
+{
+	return panto_stream_partial_block(d->s, k, out);
+}
+
 */
 import "C"
 
@@ -67,6 +74,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"unsafe"
 )
 
@@ -76,6 +84,11 @@ var ErrNeedMore = errors.New("panto: decoder needs more input")
 
 // ErrDecoderClosed is returned by a Decoder used after Close.
 var ErrDecoderClosed = errors.New("panto: decoder closed")
+
+// ErrFreed is ErrDecoderClosed under its name from before Close replaced Free.
+//
+// Deprecated: use ErrDecoderClosed.
+var ErrFreed = ErrDecoderClosed
 
 // ABIVersion is the PANTO_ABI_VERSION of the header this package was built
 // with; LibraryABIVersion reports what the compiled core says.
@@ -122,13 +135,16 @@ func WithMaxJSONDepth(n int) Option {
 // is released by a runtime cleanup when it is garbage collected, but do not
 // rely on that: `defer dec.Close()` is the idiom.
 type Decoder struct {
-	c       *C.pgo_dec
-	cleanup runtime.Cleanup
-	wire    Wire
-	closed  bool  // Finish (panto_stream_finish) called
-	err     error // sticky terminal error (not io.EOF)
-	eof     bool  // Next returned io.EOF
-	n, i    int   // events in the current batch, next to deliver
+	c          *C.pgo_dec
+	cleanup    runtime.Cleanup
+	wire       Wire
+	opts       C.panto_stream_options // for Reset after the stream was released
+	closed     bool                   // Finish (panto_stream_finish) called
+	userClosed bool                   // Close called
+	err        error                  // sticky terminal error (not io.EOF)
+	eof        bool                   // Next returned io.EOF
+	n, i       int                    // events in the current batch, next to deliver
+	partial    []BlockComplete        // the blocks open when the stream was released
 }
 
 // NewDecoder returns a decoder for wire.
@@ -143,13 +159,69 @@ func NewDecoder(wire Wire, opts ...Option) (*Decoder, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	var c *C.pgo_dec
-	if C.pgo_new(C.int(wire), &o, &c) != C.PANTO_OK || c == nil {
-		return nil, fmt.Errorf("panto: cannot create a %s decoder", wire)
+	d := &Decoder{wire: wire, opts: o}
+	if err := d.alloc(); err != nil {
+		return nil, err
 	}
-	d := &Decoder{c: c, wire: wire}
-	d.cleanup = runtime.AddCleanup(d, func(c *C.pgo_dec) { C.pgo_free(c) }, c)
 	return d, nil
+}
+
+// alloc creates the C stream.
+func (d *Decoder) alloc() error {
+	var c *C.pgo_dec
+	if C.pgo_new(C.int(d.wire), &d.opts, &c) != C.PANTO_OK || c == nil {
+		return fmt.Errorf("panto: cannot create a %s decoder", d.wire)
+	}
+	d.c = c
+	d.cleanup = runtime.AddCleanup(d, func(c *C.pgo_dec) { C.pgo_free(c) }, c)
+	return nil
+}
+
+// Reset makes the decoder new again, with the same wire and options, for a
+// retried request (panto_stream_reset): the input, events, error and
+// blocks so far are dropped.  While the decoder still holds its C stream --
+// it was not finished (Next returned no error, or no io.EOF after Finish)
+// -- the stream keeps its buffers, so the retry allocates nothing; after
+// the automatic release at the end of a stream a new one is allocated.
+// Reset after Close returns ErrDecoderClosed.
+func (d *Decoder) Reset() error {
+	if d.userClosed {
+		return ErrDecoderClosed
+	}
+	if d.c != nil {
+		if C.pgo_reset(d.c) != C.PANTO_OK {
+			return errors.New("panto: panto_stream_reset failed")
+		}
+	} else if err := d.alloc(); err != nil {
+		return err
+	}
+	d.closed, d.err, d.eof, d.n, d.i, d.partial = false, nil, false, 0, 0, nil
+	return nil
+}
+
+// PartialBlocks returns the blocks still open, in index order, as far as
+// they arrived, assembled by the core (panto_stream_partial_block): what to
+// keep of a message cut short by an error or a cancel, with no need to join
+// the deltas -- the Python package's StreamDecoder.partial_blocks().  Each
+// is a BlockComplete (Text: the text so far; a tool call's input JSON so
+// far); its Block method gives the content block, a tool call's incomplete
+// input kept in ToolUse.RawInput.  Once the decoder released its C stream
+// (Close, or the end of the stream) it returns the blocks open at that
+// moment; nil when none is open.
+func (d *Decoder) PartialBlocks() []BlockComplete {
+	if d.c == nil {
+		return slices.Clone(d.partial)
+	}
+	return d.openBlocks()
+}
+
+func (d *Decoder) openBlocks() []BlockComplete {
+	var out []BlockComplete
+	var b C.panto_block_complete
+	for k := 0; C.pgo_partial(d.c, C.uint32_t(k), &b) == C.PANTO_OK; k++ {
+		out = append(out, blockComplete(&b))
+	}
+	return out
 }
 
 // Wire reports what the decoder decodes.
@@ -208,15 +280,24 @@ func (d *Decoder) Finish() error {
 // called more than once; it does not declare the end of input (Finish
 // does).
 func (d *Decoder) Close() error {
+	d.userClosed = true
 	d.release()
 	return nil
 }
 
-// release frees the C stream; idempotent.
+// Free releases the decoder's C memory now, as Close does.
+//
+// Deprecated: use Close (io.Closer), Free's name since the decoder
+// implements io.Closer.
+func (d *Decoder) Free() { _ = d.Close() }
+
+// release frees the C stream, keeping the blocks open at that moment for
+// PartialBlocks; idempotent.
 func (d *Decoder) release() {
 	if d.c == nil {
 		return
 	}
+	d.partial = d.openBlocks()
 	d.cleanup.Stop()
 	C.pgo_free(d.c)
 	d.c = nil
@@ -284,7 +365,7 @@ func (d *Decoder) fail() error {
 	if C.pgo_error(d.c, &e) != C.PANTO_OK || e.code == C.PANTO_ERR_NONE {
 		d.err = &DecodeError{Code: ErrCodeInvalidArgument, Message: "panto: the core failed without an error"}
 	} else {
-		d.err = newError(ErrorCode(e.code), goStr(e.message), goStr(e.provider_type), e.retryable != 0)
+		d.err = newError(ErrorCode(e.code), goStr(e.message), goStr(e.provider_type), e.retryable != 0, int64(e.offset))
 	}
 	// The error is sticky in Go now and the C stream has nothing more to
 	// give; free it unless events of the current batch still wait in its
@@ -312,6 +393,18 @@ func usage(u *C.panto_usage) Usage {
 	}
 }
 
+func blockComplete(m *C.panto_block_complete) BlockComplete {
+	return BlockComplete{
+		Index:     int(m.index),
+		Kind:      BlockKind(m.block_kind),
+		Text:      goStr(m.text),
+		Signature: goStr(m.signature),
+		ToolID:    goStr(m.tool_id),
+		ToolName:  goStr(m.tool_name),
+		Citations: goStr(m.citations),
+	}
+}
+
 // event converts batch event i into its Go type, copying its strings.  cgo
 // sees the C union as a byte array: each case reads it as its member.
 func (d *Decoder) event(i int) Event {
@@ -331,16 +424,7 @@ func (d *Decoder) event(i int) Event {
 		m := (*C.panto_content_delta)(u)
 		return ContentDelta{Index: int(m.index), Kind: BlockKind(m.block_kind), Text: goStr(m.text)}
 	case C.PANTO_EV_BLOCK_COMPLETE:
-		m := (*C.panto_block_complete)(u)
-		return BlockComplete{
-			Index:     int(m.index),
-			Kind:      BlockKind(m.block_kind),
-			Text:      goStr(m.text),
-			Signature: goStr(m.signature),
-			ToolID:    goStr(m.tool_id),
-			ToolName:  goStr(m.tool_name),
-			Citations: goStr(m.citations),
-		}
+		return blockComplete((*C.panto_block_complete)(u))
 	case C.PANTO_EV_MESSAGE_COMPLETE:
 		m := (*C.panto_message_complete)(u)
 		return MessageComplete{

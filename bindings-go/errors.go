@@ -39,6 +39,10 @@ func (c ErrorCode) String() string {
 type DecodeError struct {
 	Code    ErrorCode
 	Message string
+	// Offset is the byte offset in the input of the line (SSE errors) or
+	// event (JSON, protocol errors) at fault; for limits on undecoded input
+	// the number of bytes fed (panto_error.offset).
+	Offset int64
 }
 
 func (e *DecodeError) Error() string {
@@ -77,6 +81,7 @@ func isSentinel(target error, code ErrorCode) bool {
 type TruncatedError struct {
 	Message string
 	Err     error
+	Offset  int64 // the number of bytes fed (panto_error.offset)
 }
 
 func (e *TruncatedError) Error() string {
@@ -123,12 +128,12 @@ func (e *ProviderError) Error() string {
 	return s
 }
 
-func newError(code ErrorCode, msg, ptype string, retryable bool) error {
+func newError(code ErrorCode, msg, ptype string, retryable bool, offset int64) error {
 	switch code {
 	case ErrCodeProvider:
 		return &ProviderError{Type: ptype, Message: msg, retryable: retryable}
 	case ErrCodeTruncated:
-		return &TruncatedError{Message: msg}
+		return &TruncatedError{Message: msg, Offset: offset}
 	}
-	return &DecodeError{Code: code, Message: msg}
+	return &DecodeError{Code: code, Message: msg, Offset: offset}
 }

@@ -197,7 +197,7 @@ func (s *Stream) next() (Event, error) {
 			var te *TruncatedError
 			var pe *ProviderError
 			if errors.As(err, &te) && s.readErr != nil {
-				err = &TruncatedError{Message: te.Message, Err: s.readErr}
+				err = &TruncatedError{Message: te.Message, Err: s.readErr, Offset: te.Offset}
 			} else if errors.As(err, &pe) && s.status != 0 {
 				cp := *pe
 				cp.Status = s.status
