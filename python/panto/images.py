@@ -23,7 +23,9 @@ from .conversation import Image
 __all__ = [
     "IMAGE_TOKENS_MAX",
     "IMAGE_TYPES",
+    "MAX_IMAGE_B64",
     "MAX_IMAGE_BYTES",
+    "MAX_IMAGE_SIDE",
     "image_marker",
     "image_size",
     "image_tokens",
@@ -41,8 +43,14 @@ IMAGE_TYPES = {
     ".webp": "image/webp",
 }
 
-#: The largest image sent (Anthropic's limit per image is 5 MB).
-MAX_IMAGE_BYTES = 5 * 1024 * 1024
+#: The largest image in base64 characters: Anthropic rejects an image
+#: whose base64 is over 5 MiB, and the request fails again on every later
+#: turn of the session (OpenAI's limit is higher).
+MAX_IMAGE_B64 = 5 * 1024 * 1024
+#: The largest image file sent: what is 5 MiB in base64 (3.75 MiB).
+MAX_IMAGE_BYTES = MAX_IMAGE_B64 // 4 * 3
+#: The longest side in pixels the APIs accept (Anthropic: 8000).
+MAX_IMAGE_SIDE = 8000
 
 _SIGNATURES = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -90,7 +98,14 @@ def load_image(path: str | os.PathLike[str]) -> Image:
     mt = media_type_of(data)
     if mt is None:
         raise ValueError(f"{p}: not a PNG, JPEG, GIF or WebP image")
-    return Image(mt, base64.b64encode(data).decode("ascii"))
+    img = Image(mt, base64.b64encode(data).decode("ascii"))
+    dims = _dimensions(img)
+    if dims is not None and max(dims) > MAX_IMAGE_SIDE:
+        raise ValueError(
+            f"{p}: {dims[0]}x{dims[1]} pixels, more than the {MAX_IMAGE_SIDE} "
+            "an image side may have"
+        )
+    return img
 
 
 def _path_of(m: re.Match[str]) -> str:

@@ -332,3 +332,38 @@ def test_after_tool_call_hooks_see_the_images_and_keep_them() -> None:
     finally:
         rt.close()
     assert res == ToolOutput("shot (lua)", False, (img,))
+
+
+def test_images_the_api_would_reject_are_refused(tmp_path: Path) -> None:
+    """Anthropic's limit is 5 MiB of base64 (3.75 MiB of image) and 8000
+    pixels a side; an image over it fails that request and every later one
+    of the session, so read refuses it and the serializer never sends one."""
+    from panto.images import MAX_IMAGE_B64, MAX_IMAGE_BYTES, load_image
+    from panto.providers import anthropic
+
+    assert MAX_IMAGE_BYTES == 3 * 1024 * 1024 + 768 * 1024
+    (tmp_path / "wide.png").write_bytes(png(8001, 1))
+    (tmp_path / "big.png").write_bytes(png() + b"\0" * MAX_IMAGE_BYTES)
+    (tmp_path / "ok.png").write_bytes(png(8000, 1) + b"\0" * (MAX_IMAGE_BYTES - 2000))
+    events, _, _ = _run_read(tmp_path, "anthropic-messages", "wide.png", "big.png", "ok.png")
+    wide, big, ok = [e for e in events if isinstance(e, ToolResult)]
+    assert wide.is_error and "8001x1 pixels" in wide.content and not wide.images
+    assert big.is_error and "limit for images" in big.content and not big.images
+    assert not ok.is_error and len(ok.images[0].data_b64) <= MAX_IMAGE_B64
+    with pytest.raises(ValueError, match="8001x1 pixels"):
+        load_image(tmp_path / "wide.png")
+    with pytest.raises(ValueError, match="bytes, more than"):
+        load_image(tmp_path / "big.png")
+    assert load_image(tmp_path / "ok.png") == ok.images[0]
+
+    huge = Image("image/png", "A" * (MAX_IMAGE_B64 + 4))
+    msgs = [Message("tool", (ToolResultBlock("c", "shot", False, (huge,)),)), Message.user("x")]
+    (result, _) = anthropic.serialize_messages(msgs)[0]["content"]
+    assert result["content"] == [
+        {"type": "text", "text": "shot"},
+        {
+            "type": "text",
+            "text": "[image: image/png, 3.8 MB] not sent: over the API's 5 MiB (base64) "
+            "limit for an image",
+        },
+    ]

@@ -18,8 +18,10 @@ Mapping from panto's model:
   ``{tool_use_id, content, is_error}``; images ``{"type": "image", "source":
   {"type": "base64", media_type, data}}``; a tool result with images has
   the list form of ``content``: a ``text`` block (unless the text is
-  empty), then its images; consecutive user-side messages are merged so
-  roles alternate;
+  empty), then its images; an image over the API's limit (5 MiB of base64)
+  becomes a text note instead, so it cannot make every later request of a
+  session fail; consecutive user-side messages are merged so roles
+  alternate;
 - prompt caching (``[cache]``, on by default): ``cache_control`` breakpoints,
   see :func:`add_cache_breakpoints`.
 """
@@ -102,6 +104,13 @@ def _user_blocks(m: Message) -> list[dict[str, Any]]:
 
 
 def _image(b: Image) -> dict[str, Any]:
+    from ..images import MAX_IMAGE_B64, image_marker  # (start-up: loaded only with images)
+
+    if len(b.data_b64) > MAX_IMAGE_B64:
+        # the API would reject it, and with it every later request of the
+        # session: the model is told instead
+        note = f"{image_marker(b)} not sent: over the API's 5 MiB (base64) limit for an image"
+        return {"type": "text", "text": note}
     source = {"type": "base64", "media_type": b.media_type, "data": b.data_b64}
     return {"type": "image", "source": source}
 

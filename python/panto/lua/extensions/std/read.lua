@@ -12,7 +12,10 @@ local function cut_utf8(s, n)
   return s:sub(1, i)
 end
 
-local MAX_IMAGE_BYTES = 5 * 1024 * 1024  -- what the providers accept per image
+-- Anthropic rejects an image over 5 MiB of base64 (and then every later
+-- request of the session): 3.75 MiB of image; and a side over 8000 pixels
+local MAX_IMAGE_BYTES = 5 * 1024 * 1024 // 4 * 3
+local MAX_IMAGE_SIDE = 8000
 -- names that are read as images when their content is one (see sniff)
 local IMAGE_SUFFIXES = { png = true, jpg = true, jpeg = true, gif = true, webp = true }
 
@@ -31,12 +34,24 @@ end
 -- nil when its content is not an image after all (then it is read as text)
 local function read_image(path, size)
   if size > MAX_IMAGE_BYTES then
-    panto.fail(("%s is an image of %d bytes, over the %d-byte limit for images")
+    panto.fail(("%s is an image of %d bytes, over the %d-byte limit for images "
+      .. "(5 MiB in base64); make a smaller copy (e.g. a JPEG) and read that")
       :format(path, size, MAX_IMAGE_BYTES))
   end
   local data = panto.fs.read(path)
   local media_type = sniff(data)
   if not media_type then return nil end
+  local w, h
+  if media_type == "image/png" and #data >= 24 then
+    w, h = string.unpack(">I4>I4", data, 17)
+  elseif media_type == "image/gif" and #data >= 10 then
+    w, h = string.unpack("<I2<I2", data, 7)
+  end
+  if w and math.max(w, h) > MAX_IMAGE_SIDE then
+    panto.fail(("%s is %dx%d pixels, over the %d pixels a side the model accepts; "
+      .. "make a smaller copy (e.g. with ImageMagick: convert IN -resize 2000x2000 OUT) and read that")
+      :format(path, w, h, MAX_IMAGE_SIDE))
+  end
   return panto.tool_result {
     content = ("Image file %s (%s, %d bytes), attached."):format(path, media_type, #data),
     images = { { media_type = media_type, data = data } },
