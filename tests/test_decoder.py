@@ -1097,3 +1097,68 @@ def test_decode_error_offset_of_a_protocol_error_and_default():
     assert (info.value.code, info.value.offset) == ("protocol", len(start.encode()))
     assert panto.DecodeError("made by hand").offset is None
     assert panto.TruncatedStream("cut").offset is None
+
+
+# -- the iteration without a generator (events ending where the input does) -----
+
+
+def _openai_text_deltas(n: int) -> tuple[bytes, bytes]:
+    """(head: MessageStart + the first text delta, n more text deltas)."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict) -> bytes:
+        return sse(
+            None, dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": None}])
+        ).encode()
+
+    head = chunk({"role": "assistant", "content": "a"})
+    return head, b"".join(chunk({"content": f"<{i}>"}) for i in range(n))
+
+
+@pytest.mark.parametrize("merge", [False, True])
+@pytest.mark.parametrize("then", ["iterate", "close"])
+def test_abandoned_iteration_over_deltas_only_loses_nothing(merge, then):
+    head, more = _openai_text_deltas(5)
+    tail = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    dec = panto.StreamDecoder("openai-chat", merge_deltas=merge)
+    dec.feed(head)
+    got = list(dec)  # MessageStart, BlockStart, the first delta
+    dec.feed(more)  # deltas only: the iteration needs no generator
+    it = iter(dec)
+    got.append(next(it))
+    del it  # abandoned
+    unused = iter(dec)  # taken and never used: its events come next time
+    del unused
+    dec.feed(tail)
+    if then == "close":
+        dec.close()
+    got.extend(dec)
+    if then == "iterate":
+        dec.close()
+    want = collect("openai-chat", [head + more + tail])
+    assert _runs(got) == _runs(want)
+    assert [e.text for e in got if type(e) is ContentDelta] == (
+        ["a", "<0><1><2><3><4>"] if merge else ["a"] + [f"<{i}>" for i in range(5)]
+    )
+
+
+def test_taking_one_event_at_a_time_from_a_long_body():
+    # full batches (128 deltas), list and generator iterations, abandoned anywhere
+    head, more = _openai_text_deltas(300)
+    body = head + more + b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+    body += b"data: [DONE]\n\n"
+    want = collect("openai-chat", [body])
+    for chunks in (
+        [body],
+        [body[:5000], body[5000:]],
+        [body[i : i + 700] for i in range(0, len(body), 700)],
+    ):
+        dec = panto.StreamDecoder("openai-chat")
+        got = []
+        for c in chunks:
+            dec.feed(c)
+            while (ev := next(iter(dec), None)) is not None:
+                got.append(ev)
+        dec.close()
+        got.extend(dec)
+        assert got == want
