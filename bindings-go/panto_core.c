@@ -365,6 +365,15 @@ typedef struct {
 } jdoc;
 
 PT_INTERNAL void pt_json_doc_free(jdoc *d);
+
+/* The string scanner: s[*pi] is just past an opening quote; on success
+ * (0) *pi is the index of the closing quote and *escaped is set when the
+ * string holds a backslash (else left alone).  Everything parse accepts in
+ * a string is checked (escapes, surrogate pairs, UTF-8, no control bytes);
+ * -1 on anything else.  pt_json_scan_num: a number at s[*pi] (the full
+ * grammar), *pi just past it; -1 if it is not one. */
+PT_INTERNAL int pt_json_scan_str(const uint8_t *s, size_t len, size_t *pi, int *escaped);
+PT_INTERNAL int pt_json_scan_num(const uint8_t *s, size_t len, size_t *pi);
 /* Set (or with NULL clear) d->skip_keys.  Only keys shorter than 32 bytes
  * and of a length no earlier key has are skipped (the others are built). */
 PT_INTERNAL void pt_json_skip_keys(jdoc *d, const char *const *keys);
@@ -404,7 +413,7 @@ PT_INTERNAL int pt_json_is_null(const jnode *n);
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
 #include <emmintrin.h>
 #define PT_SSE2 1
 #endif
@@ -696,6 +705,21 @@ bad:
     *msg = "invalid number";
     *pi = i;
     return -1;
+}
+
+/* For the wire decoders' fast paths (stream.h): the same scanners, without
+ * the error details (a fast path that meets anything but valid input leaves
+ * the event to the full parser, which reports it). */
+int pt_json_scan_str(const uint8_t *s, size_t len, size_t *pi, int *escaped)
+{
+    const char *msg;
+    return scan_string_quick(s, len, pi, escaped, &msg);
+}
+
+int pt_json_scan_num(const uint8_t *s, size_t len, size_t *pi)
+{
+    const char *msg;
+    return scan_number(s, len, pi, &msg);
 }
 
 /* Append a node; with cur != NONE link it as the last child of cur. */
@@ -1277,8 +1301,9 @@ PT_INTERNAL int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_
 
 #include <stdio.h>
 #include <string.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
 #include <emmintrin.h>
+#define PT_SSE_SSE2 1
 #endif
 
 #include "panto.h"
@@ -1568,7 +1593,7 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
 /* Position of the first CR or LF in s[0..n), or NULL. */
 static const uint8_t *find_eol(const uint8_t *s, size_t n)
 {
-#if defined(__SSE2__)
+#ifdef PT_SSE_SSE2
     /* One pass for both bytes, 16 at a time (lines are short: no call). */
     const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
     while (n >= 16) {
@@ -1762,6 +1787,14 @@ struct panto_stream {
     /* input: in.p[in_off .. in.len) is fed but not yet decoded */
     pbuf in;
     size_t in_off;
+    /* The fast paths (pt_*_fast) decode an event straight from `in`, so
+     * queued events may borrow from it (in_borrowed): a feed then leaves
+     * its bytes in place, moving to a new buffer when it must grow and
+     * keeping the old one (in_keep) until the queue drains. */
+    int in_borrowed;
+    pbuf in_keep;
+    int fast;                   /* fast paths enabled (tests turn them off) */
+    uint64_t n_fast;            /* events a fast path decoded (tests) */
     uint64_t in_base;           /* offset in the whole input of in.p[0] */
     uint64_t cur_off;           /* offset of the event being decoded */
 
@@ -1883,6 +1916,73 @@ PT_INTERNAL int pt_members(panto_stream *s, const jnode *obj, const pt_name *nam
 /* Wire decoders: handle one dispatched SSE event.  0 or -1 (error set). */
 PT_INTERNAL int pt_openai_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_event(panto_stream *s, const sse_event *ev);
+
+/* ---- fast paths ----
+ *
+ * A wire's fast path looks at b[0..n), the undecoded input, when the SSE
+ * parser stands at the start of an event with nothing pending.  If b starts
+ * with a whole event of a shape it knows (the SSE lines, the blank line
+ * that ends the event, and a JSON payload of the usual members), it checks
+ * everything the general path would and, only if the event is valid and
+ * would decode without a protocol error, calls pt_fast_commit and queues
+ * the same events the general path would (through the same helpers, so a
+ * limit or out-of-memory error is the same too).  Returns 1 (decoded), -1
+ * (decoded, error set), or 0 when it leaves the event to the general path
+ * -- for anything else: other shapes, whitespace other than spaces and
+ * tabs, CR line ends, escaped keys, invalid JSON, events cut by the end of
+ * the input, ... -- having changed nothing.  The general path then decides,
+ * errors included.  Strings of the queued events may borrow from b. */
+PT_INTERNAL int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n);
+PT_INTERNAL int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n);
+
+/* The fast path took b[0..len), `lines` lines, the last one (the blank
+ * line) starting at b[blank]: update the SSE parser and the stream as
+ * parse_next would have. */
+PT_INTERNAL void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines);
+
+/* A string value scanned by a fast path: b[st..e) between the quotes. */
+PT_INTERNAL int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
+                            panto_str *out);
+
+/* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would
+ * end the SSE line).  One compare when there is none. */
+static inline size_t pt_fws(const uint8_t *b, size_t n, size_t i)
+{
+    if (i < n && b[i] <= ' ')
+        while (i < n && (b[i] == ' ' || b[i] == '\t'))
+            i++;
+    return i;
+}
+
+/* b[i..) starts with the n bytes of lit. */
+#define PT_FLIT(b, n, i, lit) \
+    ((n) - (i) >= sizeof(lit) - 1 && memcmp((b) + (i), (lit), sizeof(lit) - 1) == 0)
+
+/* A scalar JSON value at b[i] (string, number, true, false, null) validated
+ * and skipped: the index just past it, or 0 when there is none (containers
+ * included). */
+static inline size_t pt_fskip_scalar(const uint8_t *b, size_t n, size_t i)
+{
+    if (i >= n)
+        return 0;
+    switch (b[i]) {
+    case '"': {
+        size_t e = i + 1;
+        int esc = 0;
+        return pt_json_scan_str(b, n, &e, &esc) == 0 ? e + 1 : 0;
+    }
+    case 'n':
+        return PT_FLIT(b, n, i, "null") ? i + 4 : 0;
+    case 't':
+        return PT_FLIT(b, n, i, "true") ? i + 4 : 0;
+    case 'f':
+        return PT_FLIT(b, n, i, "false") ? i + 5 : 0;
+    default:
+        if (b[i] == '-' || (b[i] >= '0' && b[i] <= '9'))
+            return pt_json_scan_num(b, n, &i) == 0 ? i : 0;
+        return 0;
+    }
+}
 
 #endif
 #line 11 "../csrc/stream.c"
@@ -2072,6 +2172,16 @@ const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
         return NULL;
     }
     return &s->doc.nodes[0];
+}
+
+int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
+                panto_str *out) {
+    jnode n;
+    n.type = JV_STRING;
+    n.escaped = (uint8_t)(escaped != 0);
+    n.p = (const char *)b + st;
+    n.len = e - st;
+    return pt_str(s, &n, out);
 }
 
 int pt_str(panto_stream *s, const jnode *n, panto_str *out) {
@@ -2445,6 +2555,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
     s->doc.max_nodes = json_node_limit(s->opt.max_event_bytes);
     s->tt_slot = -1;
     s->last_tool_slot = -1;
+    s->fast = 1;
     *out = s;
     return PANTO_OK;
 }
@@ -2453,6 +2564,7 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
     if (!s)
         return;
     pt_pbuf_free(&s->in);
+    pt_pbuf_free(&s->in_keep);
     pt_sse_free(&s->sse);
     pt_json_doc_free(&s->doc);
     pt_parena_free(&s->arena);
@@ -2495,6 +2607,32 @@ PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t 
                 "undecoded input would exceed max_buffer_bytes (%zu bytes): %zu buffered + %zu fed",
                 s->opt.max_buffer_bytes, pending, len);
         return PANTO_ERROR;
+    }
+    if (s->in_borrowed && s->q_len) {
+        /* Queued events borrow from s->in: its bytes stay where they are.
+         * Append in place when there is room, else continue in a new
+         * buffer and keep the old one until the queue drains (fill). */
+        if (s->in.cap - s->in.len >= len) {
+            memcpy(s->in.p + s->in.len, buf, len);
+            s->in.len += len;
+            return PANTO_OK;
+        }
+        pbuf nb = {0};
+        if (pt_pbuf_reserve(&nb, pending + len, SIZE_MAX) != PU_OK) {
+            pt_nomem(s);
+            return PANTO_ERROR;
+        }
+        if (pending)
+            memcpy(nb.p, s->in.p + s->in_off, pending);
+        memcpy(nb.p + pending, buf, len);
+        nb.len = pending + len;
+        pt_pbuf_free(&s->in_keep);
+        s->in_keep = s->in;
+        s->in = nb;
+        s->in_base += s->in_off;
+        s->in_off = 0;
+        s->in_borrowed = 0; /* the new buffer: nothing borrows from it */
+        return PANTO_OK;
     }
     /* Compact: drop the decoded prefix once it is at least as large as what
      * remains, so every byte is moved O(1) times on average. */
@@ -2540,6 +2678,44 @@ static int parse_next(panto_stream *s, sse_event *se) {
         s->ev_line = s->sse.line_no > 2 ? s->sse.line_no - 2 : 1;
     }
     return r;
+}
+
+void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines) {
+    sse_parser *p = &s->sse;
+    uint64_t start = s->in_base + s->in_off;
+    p->ev_off = start;
+    p->line_off = start + blank;
+    p->line_no += lines;
+    p->seen_field = 1;
+    p->scanned = 0;
+    s->in_off += len;
+    s->in_borrowed = 1;
+    s->n_fast++;
+    s->cur_off = start;
+    s->n_events++;
+    s->ev_line = p->line_no > 2 ? p->line_no - 2 : 1;
+}
+
+/* The wire's fast path for the event at the start of the undecoded input:
+ * 1 decoded, -1 decoded with an error, 0 left to the general path.  Only
+ * when the SSE parser is between events with nothing pending: no partial
+ * line, no data or event field yet, no CR whose LF may follow, past the
+ * byte order mark. */
+static int fast_event(panto_stream *s) {
+    const sse_parser *p = &s->sse;
+    if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len ||
+        s->opt.max_json_depth < 4)
+        return 0;
+    const uint8_t *b = s->in.p ? s->in.p + s->in_off : pt_empty;
+    size_t n = s->in.len - s->in_off;
+    switch (s->wire) {
+    case PANTO_WIRE_OPENAI_CHAT:
+        return pt_openai_fast(s, b, n);
+    case PANTO_WIRE_ANTHROPIC_MESSAGES:
+        return pt_anthropic_fast(s, b, n);
+    default:
+        return 0;
+    }
 }
 
 static const char *terminal_name(const panto_stream *s) {
@@ -2593,6 +2769,29 @@ static int pop(panto_stream *s, panto_event *ev) {
     return PANTO_EVENT;
 }
 
+/* No complete line left: NEED_MORE, or at end of input DONE (raw wire) or
+ * the truncation error. */
+static int need_more(panto_stream *s) {
+    if (!s->eof)
+        return PANTO_NEED_MORE;
+    if (s->wire == PANTO_WIRE_SSE) {
+        s->done = 1;
+        return PANTO_DONE;
+    }
+    size_t partial = s->in.len - s->in_off;
+    s->cur_off = s->in_base + s->in.len;
+    const char *more = "";
+    char extra[160];
+    extra[0] = 0;
+    if (partial)
+        snprintf(extra, sizeof extra, "; %zu bytes of an unterminated line discarded", partial);
+    else if (s->sse.data.len)
+        more = "; an event without its closing blank line was discarded";
+    pt_fail(s, PANTO_ERR_TRUNCATED, "stream ended before %s (after %llu events)%s%s",
+            terminal_name(s), (unsigned long long)s->n_events, extra, more);
+    return PANTO_ERROR;
+}
+
 /* Decode until the queue holds an event: PANTO_EVENT, or the status that
  * stops it (NEED_MORE, DONE, ERROR).  Called with an empty queue only, so
  * no delivered event still borrows the arena or a retired block. */
@@ -2600,33 +2799,23 @@ static int fill(panto_stream *s) {
     if (s->done)
         return PANTO_DONE;
     recycle_retired(s);
+    /* The queue is empty: nothing borrows from the input any more. */
+    if (s->in_keep.p)
+        pt_pbuf_free(&s->in_keep);
+    s->in_borrowed = 0;
     for (;;) {
-        sse_event se;
         pt_parena_reset(&s->arena);
-        int r = parse_next(s, &se);
-        if (r == SSE_ERROR)
-            return PANTO_ERROR;
-        if (r == SSE_NEED_MORE) {
-            if (!s->eof)
-                return PANTO_NEED_MORE;
-            if (s->wire == PANTO_WIRE_SSE) {
-                s->done = 1;
-                return PANTO_DONE;
-            }
-            size_t partial = s->in.len - s->in_off;
-            s->cur_off = s->in_base + s->in.len;
-            const char *more = "";
-            char extra[160];
-            extra[0] = 0;
-            if (partial)
-                snprintf(extra, sizeof extra, "; %zu bytes of an unterminated line discarded", partial);
-            else if (s->sse.data.len)
-                more = "; an event without its closing blank line was discarded";
-            pt_fail(s, PANTO_ERR_TRUNCATED, "stream ended before %s (after %llu events)%s%s",
-                    terminal_name(s), (unsigned long long)s->n_events, extra, more);
-            return PANTO_ERROR;
+        int fr = fast_event(s);
+        if (fr == 0) {
+            sse_event se;
+            int r = parse_next(s, &se);
+            if (r == SSE_ERROR)
+                return PANTO_ERROR;
+            if (r == SSE_NEED_MORE)
+                return need_more(s);
+            fr = dispatch(s, &se) != 0 ? -1 : 1;
         }
-        if (dispatch(s, &se) != 0) {
+        if (fr < 0) {
             if (s->err_code == PANTO_ERR_NONE)
                 pt_nomem(s);
             /* An SSE event that fails delivers nothing, not even the
@@ -2805,7 +2994,7 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
     if (!s)
         return 0;
     size_t m = sizeof *s;
-    m += s->in.cap;
+    m += s->in.cap + s->in_keep.cap;
     m += pt_sse_memory(&s->sse);
     m += pt_json_doc_memory(&s->doc);
     m += s->arena.bytes;
@@ -2826,6 +3015,8 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
      * JSON nodes, the arena's chunk, the queue, slot buffers (up to
      * PT_KEEP_CAP each), the key array and the message buffers. */
     pt_pbuf_clear(&s->in);
+    pt_pbuf_free(&s->in_keep);
+    s->in_borrowed = 0;
     s->in_off = 0;
     s->in_base = 0;
     s->cur_off = 0;
@@ -3329,6 +3520,319 @@ int pt_openai_event(panto_stream *s, const sse_event *ev) {
         usage(s, m[4]);
     return 0;
 }
+
+/* ---- the fast path (stream.h) ----
+ *
+ * A chunk of a started message whose only choice (index 0) carries text
+ * or reasoning text and no finish_reason:
+ *
+ *   data: {"id":"...",...,"choices":[{"index":0,"delta":{"content":"..."},
+ *          "logprobs":null,"finish_reason":null}],"usage":null,...}
+ *
+ * members in any order; members the decoder does not read may hold any
+ * scalar; "refusal", "function_call", "finish_reason", "usage" only null;
+ * no "error" member, no repeated member that is read.  "tool_calls" may
+ * also hold one fragment of a tool call that already started:
+ * [{"index":N,"function":{"arguments":"..."}}] (an "id", a "type", a
+ * function "name" are validated and ignored, as choice() does).
+ * Anything else is left to pt_openai_event. */
+
+/* A string-or-null member that the fast path reads. */
+typedef struct {
+    size_t st, e; /* between the quotes; st == 0: null */
+    int esc;
+} oa_fstr;
+
+enum { OA_F_CONTENT, OA_F_REASONING_CONTENT, OA_F_REASONING, OA_F_ARGS, OA_F_N };
+
+/* What the fast path read of a chunk. */
+typedef struct {
+    oa_fstr f[OA_F_N];
+    int has_tool;  /* one tool call fragment: ... */
+    uint64_t tool; /* ... of this index */
+    unsigned values;
+} oa_fast;
+
+/* At most this many values in a fast-path chunk (the JSON node limit is at
+ * least 4096: a chunk the fast path takes never reaches it). */
+#define OA_FAST_MAX_VALUES 512
+
+/* Key at b[i] == '"' (no escapes): sets *ks, *kl and returns the index of
+ * the value (after ws ':' ws), or 0. */
+static size_t oa_fkey(const uint8_t *b, size_t n, size_t i, size_t *ks, size_t *kl) {
+    if (i >= n || b[i] != '"')
+        return 0;
+    size_t e = i + 1;
+    int esc = 0;
+    if (pt_json_scan_str(b, n, &e, &esc) != 0 || esc)
+        return 0;
+    *ks = i + 1;
+    *kl = e - i - 1;
+    i = pt_fws(b, n, e + 1);
+    if (i >= n || b[i] != ':')
+        return 0;
+    return pt_fws(b, n, i + 1);
+}
+
+#define OA_KEY(b, ks, kl, lit) ((kl) == sizeof(lit) - 1 && memcmp((b) + (ks), (lit), (kl)) == 0)
+
+/* After a member's value: ws then ',' (returns the index of the next key,
+ * after ws, with *more = 1) or the closing brace (index after it, *more =
+ * 0); 0 on anything else. */
+static size_t oa_fnext(const uint8_t *b, size_t n, size_t i, int *more) {
+    i = pt_fws(b, n, i);
+    if (i >= n)
+        return 0;
+    if (b[i] == ',') {
+        *more = 1;
+        return pt_fws(b, n, i + 1);
+    }
+    if (b[i] == '}') {
+        *more = 0;
+        return i + 1;
+    }
+    return 0;
+}
+
+/* A string or null at b[i]: into *f (st = 0 for null); the index after it,
+ * or 0. */
+static size_t oa_fstrnull(const uint8_t *b, size_t n, size_t i, oa_fstr *f) {
+    if (i < n && b[i] == '"') {
+        size_t e = i + 1;
+        int esc = 0;
+        if (pt_json_scan_str(b, n, &e, &esc) != 0)
+            return 0;
+        f->st = i + 1;
+        f->e = e;
+        f->esc = esc;
+        return e + 1;
+    }
+    if (PT_FLIT(b, n, i, "null")) {
+        f->st = 0;
+        return i + 4;
+    }
+    return 0;
+}
+
+/* delta.tool_calls at b[i] == '[': one element with an index, whose
+ * function object holds at most a name and the arguments string. */
+static size_t oa_ftools(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
+    i = pt_fws(b, n, i + 1);
+    if (i >= n || b[i] != '{')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    unsigned seen = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        if (OA_KEY(b, ks, kl, "index")) {
+            size_t d0 = i;
+            uint64_t v = 0;
+            while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
+                v = v * 10 + (uint64_t)(b[i++] - '0');
+            if (seen & 1u || i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
+                return 0;
+            seen |= 1u;
+            r->tool = v;
+        } else if (OA_KEY(b, ks, kl, "id")) {
+            oa_fstr id;
+            if (seen & 2u || !(i = oa_fstrnull(b, n, i, &id)))
+                return 0;
+            seen |= 2u;
+        } else if (OA_KEY(b, ks, kl, "function")) {
+            if (seen & 4u || i >= n || b[i] != '{')
+                return 0;
+            seen |= 4u;
+            i = pt_fws(b, n, i + 1);
+            unsigned fseen = 0;
+            for (int fmore = 1; fmore;) {
+                size_t fs, fl;
+                oa_fstr v;
+                if (!(i = oa_fkey(b, n, i, &fs, &fl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+                    return 0;
+                if (OA_KEY(b, fs, fl, "arguments")) {
+                    if (fseen & 1u || !(i = oa_fstrnull(b, n, i, &r->f[OA_F_ARGS])))
+                        return 0;
+                    fseen |= 1u;
+                } else if (OA_KEY(b, fs, fl, "name")) {
+                    if (fseen & 2u || !(i = oa_fstrnull(b, n, i, &v)))
+                        return 0;
+                    fseen |= 2u;
+                } else if (!(i = pt_fskip_scalar(b, n, i))) {
+                    return 0;
+                }
+                if (!(i = oa_fnext(b, n, i, &fmore)))
+                    return 0;
+            }
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* type, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    if (seen != 7u && seen != 5u)
+        return 0; /* an index and a function object are needed */
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ']')
+        return 0;
+    r->has_tool = 1;
+    return i + 1;
+}
+
+/* The delta object at b[i] == '{'. */
+static size_t oa_fdelta(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
+    i = pt_fws(b, n, i + 1);
+    if (i < n && b[i] == '}')
+        return i + 1;
+    unsigned seen = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        int which = OA_KEY(b, ks, kl, "content")             ? OA_F_CONTENT
+                    : OA_KEY(b, ks, kl, "reasoning_content") ? OA_F_REASONING_CONTENT
+                    : OA_KEY(b, ks, kl, "reasoning")         ? OA_F_REASONING
+                                                             : -1;
+        if (which >= 0) {
+            if (seen & (1u << which))
+                return 0; /* repeated: the last one wins there */
+            seen |= 1u << which;
+            if (!(i = oa_fstrnull(b, n, i, &r->f[which])))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "tool_calls")) {
+            if (seen & 8u)
+                return 0;
+            seen |= 8u;
+            if (PT_FLIT(b, n, i, "null"))
+                i += 4;
+            else if (i >= n || b[i] != '[' || !(i = oa_ftools(b, n, i, r)))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "refusal") || OA_KEY(b, ks, kl, "function_call")) {
+            if (!PT_FLIT(b, n, i, "null"))
+                return 0;
+            i += 4;
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* role, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    return i;
+}
+
+/* The choices array at b[i] == '[': empty, or one choice of index 0. */
+static size_t oa_fchoices(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
+    i = pt_fws(b, n, i + 1);
+    if (i < n && b[i] == ']')
+        return i + 1;
+    if (i >= n || b[i] != '{')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    unsigned seen = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        if (OA_KEY(b, ks, kl, "index")) {
+            if (seen & 1u || !PT_FLIT(b, n, i, "0"))
+                return 0;
+            seen |= 1u;
+            i++;
+        } else if (OA_KEY(b, ks, kl, "delta")) {
+            if (seen & 2u)
+                return 0;
+            seen |= 2u;
+            if (PT_FLIT(b, n, i, "null"))
+                i += 4;
+            else if (i >= n || b[i] != '{' || !(i = oa_fdelta(b, n, i, r)))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "finish_reason")) {
+            if (!PT_FLIT(b, n, i, "null"))
+                return 0;
+            i += 4;
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* logprobs, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    if (!(seen & 1u))
+        return 0; /* index absent: the first choice all the same, but rare */
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ']')
+        return 0;
+    return i + 1;
+}
+
+int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n) {
+    if (!s->started || !PT_FLIT(b, n, 0, "data:"))
+        return 0;
+    size_t i = 5;
+    if (i < n && b[i] == ' ')
+        i++;
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != '{')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    oa_fast r;
+    memset(&r, 0, sizeof r);
+    r.values = 1;
+    int choices = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r.values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        if (OA_KEY(b, ks, kl, "choices")) {
+            if (choices++ || i >= n || b[i] != '[' || !(i = oa_fchoices(b, n, i, &r)))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "usage")) {
+            if (!PT_FLIT(b, n, i, "null"))
+                return 0;
+            i += 4;
+        } else if (OA_KEY(b, ks, kl, "error")) {
+            return 0;
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* id, model, created, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    i = pt_fws(b, n, i);
+    /* the data line ends here, and a blank line ends the event */
+    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+        return 0;
+    if (r.has_tool) {
+        /* a fragment of a tool call that is open (tool_fragment's checks) */
+        pt_key *k = pt_key_find(s, r.tool);
+        if (!k || k->state != PT_KEY_OPEN)
+            return 0;
+    }
+    pt_fast_commit(s, i + 2, i + 1, 2);
+    /* as choice(): reasoning text, text, then the tool call */
+    panto_str t = pt_mkstr(NULL, 0);
+    const oa_fstr *f = &r.f[OA_F_REASONING_CONTENT];
+    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    f = &r.f[OA_F_REASONING];
+    if (t.len == 0 && f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    if (tt_delta(s, PANTO_BLOCK_THINKING, t) != 0)
+        return -1;
+    f = &r.f[OA_F_CONTENT];
+    t = pt_mkstr(NULL, 0);
+    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+        return -1;
+    if (!r.has_tool)
+        return 1;
+    f = &r.f[OA_F_ARGS];
+    t = pt_mkstr(NULL, 0);
+    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    return tool_fragment(s, r.tool, 1, pt_mkstr(NULL, 0), pt_mkstr(NULL, 0), t) != 0 ? -1 : 1;
+}
 #line 20 "../csrc/unity/panto_core.c"
 #line 1 "../csrc/wire_anthropic.c"
 /* wire_anthropic.c -- Anthropic messages stream (`event: X` + `data:
@@ -3760,6 +4264,119 @@ int pt_anthropic_event(panto_stream *s, const sse_event *ev) {
         return pt_message_complete(s);
     }
     return 0; /* unknown event types are ignored */
+}
+
+/* ---- the fast path (stream.h) ----
+ *
+ * content_block_delta events of the four streamed delta types, nearly every
+ * event of a response, in the member order Anthropic sends them:
+ *
+ *   event: content_block_delta
+ *   data: {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}
+ *
+ * (spaces or tabs allowed between tokens), to an open block of the kind the
+ * delta type wants.  Anything else is left to pt_anthropic_event. */
+static const struct {
+    const char *type; /* the delta's "type" value, quoted */
+    size_t type_len;
+    const char *key; /* the member that carries the text, quoted */
+    size_t key_len;
+    int32_t kind; /* the block kind it applies to */
+} AN_FAST_DELTAS[] = {
+    {"\"text_delta\"", 12, "\"text\"", 6, PANTO_BLOCK_TEXT},
+    {"\"thinking_delta\"", 16, "\"thinking\"", 10, PANTO_BLOCK_THINKING},
+    {"\"input_json_delta\"", 18, "\"partial_json\"", 14, PANTO_BLOCK_TOOL_USE},
+    {"\"signature_delta\"", 17, "\"signature\"", 11, PANTO_BLOCK_THINKING},
+};
+
+/* b[i..) is ws ':' ws; the index after, or 0. */
+static size_t an_colon(const uint8_t *b, size_t n, size_t i) {
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ':')
+        return 0;
+    return pt_fws(b, n, i + 1);
+}
+
+/* ws ',' ws; the index after, or 0. */
+static size_t an_comma(const uint8_t *b, size_t n, size_t i) {
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ',')
+        return 0;
+    return pt_fws(b, n, i + 1);
+}
+
+int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
+    static const char head[] = "event: content_block_delta\ndata:";
+    if (!s->started || !PT_FLIT(b, n, 0, head))
+        return 0;
+    size_t i = sizeof head - 1;
+    if (i < n && b[i] == ' ')
+        i++;
+    i = pt_fws(b, n, i);
+    if (!PT_FLIT(b, n, i, "{"))
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    if (!PT_FLIT(b, n, i, "\"type\""))
+        return 0;
+    if (!(i = an_colon(b, n, i + 6)) || !PT_FLIT(b, n, i, "\"content_block_delta\""))
+        return 0;
+    if (!(i = an_comma(b, n, i + 21)) || !PT_FLIT(b, n, i, "\"index\""))
+        return 0;
+    if (!(i = an_colon(b, n, i + 7)))
+        return 0;
+    /* the index: a plain integer, no leading zero, at most 18 digits */
+    uint64_t idx = 0;
+    size_t d0 = i;
+    while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
+        idx = idx * 10 + (uint64_t)(b[i++] - '0');
+    if (i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
+        return 0;
+    if (!(i = an_comma(b, n, i)) || !PT_FLIT(b, n, i, "\"delta\""))
+        return 0;
+    if (!(i = an_colon(b, n, i + 7)) || !PT_FLIT(b, n, i, "{"))
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    if (!PT_FLIT(b, n, i, "\"type\"") || !(i = an_colon(b, n, i + 6)))
+        return 0;
+    size_t k = 0;
+    const size_t nk = sizeof AN_FAST_DELTAS / sizeof AN_FAST_DELTAS[0];
+    while (k < nk && !(n - i >= AN_FAST_DELTAS[k].type_len &&
+                       memcmp(b + i, AN_FAST_DELTAS[k].type, AN_FAST_DELTAS[k].type_len) == 0))
+        k++;
+    if (k == nk)
+        return 0;
+    i = an_comma(b, n, i + AN_FAST_DELTAS[k].type_len);
+    if (!i || n - i < AN_FAST_DELTAS[k].key_len ||
+        memcmp(b + i, AN_FAST_DELTAS[k].key, AN_FAST_DELTAS[k].key_len) != 0)
+        return 0;
+    if (!(i = an_colon(b, n, i + AN_FAST_DELTAS[k].key_len)) || i >= n || b[i] != '"')
+        return 0;
+    size_t st = i + 1, e = st;
+    int esc = 0;
+    if (pt_json_scan_str(b, n, &e, &esc) != 0)
+        return 0;
+    i = pt_fws(b, n, e + 1);
+    if (i >= n || b[i] != '}')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    if (i >= n || b[i] != '}')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    /* the data line ends here, and a blank line ends the event */
+    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+        return 0;
+    /* what block_delta checks: an open block of the kind the type wants */
+    pt_key *key = pt_key_find(s, idx);
+    if (!key || key->state != PT_KEY_OPEN || s->slots[key->slot].kind != AN_FAST_DELTAS[k].kind)
+        return 0;
+    int si = (int)key->slot;
+    pt_fast_commit(s, i + 2, i + 1, 3);
+    panto_str t;
+    if (pt_fast_str(s, b, st, e, esc, &t) != 0)
+        return -1;
+    if (k == 3)
+        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len) != 0 ? -1 : 1;
+    return pt_block_delta(s, si, t) != 0 ? -1 : 1;
 }
 #line 21 "../csrc/unity/panto_core.c"
 #endif /* USE_LIBPANTO */

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
 #include <emmintrin.h>
 #define PT_SSE2 1
 #endif
@@ -315,6 +315,21 @@ bad:
     *msg = "invalid number";
     *pi = i;
     return -1;
+}
+
+/* For the wire decoders' fast paths (stream.h): the same scanners, without
+ * the error details (a fast path that meets anything but valid input leaves
+ * the event to the full parser, which reports it). */
+int pt_json_scan_str(const uint8_t *s, size_t len, size_t *pi, int *escaped)
+{
+    const char *msg;
+    return scan_string_quick(s, len, pi, escaped, &msg);
+}
+
+int pt_json_scan_num(const uint8_t *s, size_t len, size_t *pi)
+{
+    const char *msg;
+    return scan_number(s, len, pi, &msg);
 }
 
 /* Append a node; with cur != NONE link it as the last child of cur. */

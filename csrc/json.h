@@ -40,6 +40,15 @@ typedef struct {
 } jdoc;
 
 PT_INTERNAL void pt_json_doc_free(jdoc *d);
+
+/* The string scanner: s[*pi] is just past an opening quote; on success
+ * (0) *pi is the index of the closing quote and *escaped is set when the
+ * string holds a backslash (else left alone).  Everything parse accepts in
+ * a string is checked (escapes, surrogate pairs, UTF-8, no control bytes);
+ * -1 on anything else.  pt_json_scan_num: a number at s[*pi] (the full
+ * grammar), *pi just past it; -1 if it is not one. */
+PT_INTERNAL int pt_json_scan_str(const uint8_t *s, size_t len, size_t *pi, int *escaped);
+PT_INTERNAL int pt_json_scan_num(const uint8_t *s, size_t len, size_t *pi);
 /* Set (or with NULL clear) d->skip_keys.  Only keys shorter than 32 bytes
  * and of a length no earlier key has are skipped (the others are built). */
 PT_INTERNAL void pt_json_skip_keys(jdoc *d, const char *const *keys);

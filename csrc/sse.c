@@ -22,8 +22,9 @@
 
 #include <stdio.h>
 #include <string.h>
-#if defined(__SSE2__)
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
 #include <emmintrin.h>
+#define PT_SSE_SSE2 1
 #endif
 
 #include "panto.h"
@@ -313,7 +314,7 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
 /* Position of the first CR or LF in s[0..n), or NULL. */
 static const uint8_t *find_eol(const uint8_t *s, size_t n)
 {
-#if defined(__SSE2__)
+#ifdef PT_SSE_SSE2
     /* One pass for both bytes, 16 at a time (lines are short: no call). */
     const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
     while (n >= 16) {

@@ -196,6 +196,16 @@ const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
     return &s->doc.nodes[0];
 }
 
+int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
+                panto_str *out) {
+    jnode n;
+    n.type = JV_STRING;
+    n.escaped = (uint8_t)(escaped != 0);
+    n.p = (const char *)b + st;
+    n.len = e - st;
+    return pt_str(s, &n, out);
+}
+
 int pt_str(panto_stream *s, const jnode *n, panto_str *out) {
     if (pt_json_string(n, &s->arena, out) != 0)
         return pt_nomem(s);
@@ -567,6 +577,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
     s->doc.max_nodes = json_node_limit(s->opt.max_event_bytes);
     s->tt_slot = -1;
     s->last_tool_slot = -1;
+    s->fast = 1;
     *out = s;
     return PANTO_OK;
 }
@@ -575,6 +586,7 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
     if (!s)
         return;
     pt_pbuf_free(&s->in);
+    pt_pbuf_free(&s->in_keep);
     pt_sse_free(&s->sse);
     pt_json_doc_free(&s->doc);
     pt_parena_free(&s->arena);
@@ -617,6 +629,32 @@ PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t 
                 "undecoded input would exceed max_buffer_bytes (%zu bytes): %zu buffered + %zu fed",
                 s->opt.max_buffer_bytes, pending, len);
         return PANTO_ERROR;
+    }
+    if (s->in_borrowed && s->q_len) {
+        /* Queued events borrow from s->in: its bytes stay where they are.
+         * Append in place when there is room, else continue in a new
+         * buffer and keep the old one until the queue drains (fill). */
+        if (s->in.cap - s->in.len >= len) {
+            memcpy(s->in.p + s->in.len, buf, len);
+            s->in.len += len;
+            return PANTO_OK;
+        }
+        pbuf nb = {0};
+        if (pt_pbuf_reserve(&nb, pending + len, SIZE_MAX) != PU_OK) {
+            pt_nomem(s);
+            return PANTO_ERROR;
+        }
+        if (pending)
+            memcpy(nb.p, s->in.p + s->in_off, pending);
+        memcpy(nb.p + pending, buf, len);
+        nb.len = pending + len;
+        pt_pbuf_free(&s->in_keep);
+        s->in_keep = s->in;
+        s->in = nb;
+        s->in_base += s->in_off;
+        s->in_off = 0;
+        s->in_borrowed = 0; /* the new buffer: nothing borrows from it */
+        return PANTO_OK;
     }
     /* Compact: drop the decoded prefix once it is at least as large as what
      * remains, so every byte is moved O(1) times on average. */
@@ -662,6 +700,44 @@ static int parse_next(panto_stream *s, sse_event *se) {
         s->ev_line = s->sse.line_no > 2 ? s->sse.line_no - 2 : 1;
     }
     return r;
+}
+
+void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines) {
+    sse_parser *p = &s->sse;
+    uint64_t start = s->in_base + s->in_off;
+    p->ev_off = start;
+    p->line_off = start + blank;
+    p->line_no += lines;
+    p->seen_field = 1;
+    p->scanned = 0;
+    s->in_off += len;
+    s->in_borrowed = 1;
+    s->n_fast++;
+    s->cur_off = start;
+    s->n_events++;
+    s->ev_line = p->line_no > 2 ? p->line_no - 2 : 1;
+}
+
+/* The wire's fast path for the event at the start of the undecoded input:
+ * 1 decoded, -1 decoded with an error, 0 left to the general path.  Only
+ * when the SSE parser is between events with nothing pending: no partial
+ * line, no data or event field yet, no CR whose LF may follow, past the
+ * byte order mark. */
+static int fast_event(panto_stream *s) {
+    const sse_parser *p = &s->sse;
+    if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len ||
+        s->opt.max_json_depth < 4)
+        return 0;
+    const uint8_t *b = s->in.p ? s->in.p + s->in_off : pt_empty;
+    size_t n = s->in.len - s->in_off;
+    switch (s->wire) {
+    case PANTO_WIRE_OPENAI_CHAT:
+        return pt_openai_fast(s, b, n);
+    case PANTO_WIRE_ANTHROPIC_MESSAGES:
+        return pt_anthropic_fast(s, b, n);
+    default:
+        return 0;
+    }
 }
 
 static const char *terminal_name(const panto_stream *s) {
@@ -715,6 +791,29 @@ static int pop(panto_stream *s, panto_event *ev) {
     return PANTO_EVENT;
 }
 
+/* No complete line left: NEED_MORE, or at end of input DONE (raw wire) or
+ * the truncation error. */
+static int need_more(panto_stream *s) {
+    if (!s->eof)
+        return PANTO_NEED_MORE;
+    if (s->wire == PANTO_WIRE_SSE) {
+        s->done = 1;
+        return PANTO_DONE;
+    }
+    size_t partial = s->in.len - s->in_off;
+    s->cur_off = s->in_base + s->in.len;
+    const char *more = "";
+    char extra[160];
+    extra[0] = 0;
+    if (partial)
+        snprintf(extra, sizeof extra, "; %zu bytes of an unterminated line discarded", partial);
+    else if (s->sse.data.len)
+        more = "; an event without its closing blank line was discarded";
+    pt_fail(s, PANTO_ERR_TRUNCATED, "stream ended before %s (after %llu events)%s%s",
+            terminal_name(s), (unsigned long long)s->n_events, extra, more);
+    return PANTO_ERROR;
+}
+
 /* Decode until the queue holds an event: PANTO_EVENT, or the status that
  * stops it (NEED_MORE, DONE, ERROR).  Called with an empty queue only, so
  * no delivered event still borrows the arena or a retired block. */
@@ -722,33 +821,23 @@ static int fill(panto_stream *s) {
     if (s->done)
         return PANTO_DONE;
     recycle_retired(s);
+    /* The queue is empty: nothing borrows from the input any more. */
+    if (s->in_keep.p)
+        pt_pbuf_free(&s->in_keep);
+    s->in_borrowed = 0;
     for (;;) {
-        sse_event se;
         pt_parena_reset(&s->arena);
-        int r = parse_next(s, &se);
-        if (r == SSE_ERROR)
-            return PANTO_ERROR;
-        if (r == SSE_NEED_MORE) {
-            if (!s->eof)
-                return PANTO_NEED_MORE;
-            if (s->wire == PANTO_WIRE_SSE) {
-                s->done = 1;
-                return PANTO_DONE;
-            }
-            size_t partial = s->in.len - s->in_off;
-            s->cur_off = s->in_base + s->in.len;
-            const char *more = "";
-            char extra[160];
-            extra[0] = 0;
-            if (partial)
-                snprintf(extra, sizeof extra, "; %zu bytes of an unterminated line discarded", partial);
-            else if (s->sse.data.len)
-                more = "; an event without its closing blank line was discarded";
-            pt_fail(s, PANTO_ERR_TRUNCATED, "stream ended before %s (after %llu events)%s%s",
-                    terminal_name(s), (unsigned long long)s->n_events, extra, more);
-            return PANTO_ERROR;
+        int fr = fast_event(s);
+        if (fr == 0) {
+            sse_event se;
+            int r = parse_next(s, &se);
+            if (r == SSE_ERROR)
+                return PANTO_ERROR;
+            if (r == SSE_NEED_MORE)
+                return need_more(s);
+            fr = dispatch(s, &se) != 0 ? -1 : 1;
         }
-        if (dispatch(s, &se) != 0) {
+        if (fr < 0) {
             if (s->err_code == PANTO_ERR_NONE)
                 pt_nomem(s);
             /* An SSE event that fails delivers nothing, not even the
@@ -927,7 +1016,7 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
     if (!s)
         return 0;
     size_t m = sizeof *s;
-    m += s->in.cap;
+    m += s->in.cap + s->in_keep.cap;
     m += pt_sse_memory(&s->sse);
     m += pt_json_doc_memory(&s->doc);
     m += s->arena.bytes;
@@ -948,6 +1037,8 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
      * JSON nodes, the arena's chunk, the queue, slot buffers (up to
      * PT_KEEP_CAP each), the key array and the message buffers. */
     pt_pbuf_clear(&s->in);
+    pt_pbuf_free(&s->in_keep);
+    s->in_borrowed = 0;
     s->in_off = 0;
     s->in_base = 0;
     s->cur_off = 0;

@@ -66,6 +66,14 @@ struct panto_stream {
     /* input: in.p[in_off .. in.len) is fed but not yet decoded */
     pbuf in;
     size_t in_off;
+    /* The fast paths (pt_*_fast) decode an event straight from `in`, so
+     * queued events may borrow from it (in_borrowed): a feed then leaves
+     * its bytes in place, moving to a new buffer when it must grow and
+     * keeping the old one (in_keep) until the queue drains. */
+    int in_borrowed;
+    pbuf in_keep;
+    int fast;                   /* fast paths enabled (tests turn them off) */
+    uint64_t n_fast;            /* events a fast path decoded (tests) */
     uint64_t in_base;           /* offset in the whole input of in.p[0] */
     uint64_t cur_off;           /* offset of the event being decoded */
 
@@ -187,5 +195,72 @@ PT_INTERNAL int pt_members(panto_stream *s, const jnode *obj, const pt_name *nam
 /* Wire decoders: handle one dispatched SSE event.  0 or -1 (error set). */
 PT_INTERNAL int pt_openai_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_event(panto_stream *s, const sse_event *ev);
+
+/* ---- fast paths ----
+ *
+ * A wire's fast path looks at b[0..n), the undecoded input, when the SSE
+ * parser stands at the start of an event with nothing pending.  If b starts
+ * with a whole event of a shape it knows (the SSE lines, the blank line
+ * that ends the event, and a JSON payload of the usual members), it checks
+ * everything the general path would and, only if the event is valid and
+ * would decode without a protocol error, calls pt_fast_commit and queues
+ * the same events the general path would (through the same helpers, so a
+ * limit or out-of-memory error is the same too).  Returns 1 (decoded), -1
+ * (decoded, error set), or 0 when it leaves the event to the general path
+ * -- for anything else: other shapes, whitespace other than spaces and
+ * tabs, CR line ends, escaped keys, invalid JSON, events cut by the end of
+ * the input, ... -- having changed nothing.  The general path then decides,
+ * errors included.  Strings of the queued events may borrow from b. */
+PT_INTERNAL int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n);
+PT_INTERNAL int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n);
+
+/* The fast path took b[0..len), `lines` lines, the last one (the blank
+ * line) starting at b[blank]: update the SSE parser and the stream as
+ * parse_next would have. */
+PT_INTERNAL void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines);
+
+/* A string value scanned by a fast path: b[st..e) between the quotes. */
+PT_INTERNAL int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
+                            panto_str *out);
+
+/* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would
+ * end the SSE line).  One compare when there is none. */
+static inline size_t pt_fws(const uint8_t *b, size_t n, size_t i)
+{
+    if (i < n && b[i] <= ' ')
+        while (i < n && (b[i] == ' ' || b[i] == '\t'))
+            i++;
+    return i;
+}
+
+/* b[i..) starts with the n bytes of lit. */
+#define PT_FLIT(b, n, i, lit) \
+    ((n) - (i) >= sizeof(lit) - 1 && memcmp((b) + (i), (lit), sizeof(lit) - 1) == 0)
+
+/* A scalar JSON value at b[i] (string, number, true, false, null) validated
+ * and skipped: the index just past it, or 0 when there is none (containers
+ * included). */
+static inline size_t pt_fskip_scalar(const uint8_t *b, size_t n, size_t i)
+{
+    if (i >= n)
+        return 0;
+    switch (b[i]) {
+    case '"': {
+        size_t e = i + 1;
+        int esc = 0;
+        return pt_json_scan_str(b, n, &e, &esc) == 0 ? e + 1 : 0;
+    }
+    case 'n':
+        return PT_FLIT(b, n, i, "null") ? i + 4 : 0;
+    case 't':
+        return PT_FLIT(b, n, i, "true") ? i + 4 : 0;
+    case 'f':
+        return PT_FLIT(b, n, i, "false") ? i + 5 : 0;
+    default:
+        if (b[i] == '-' || (b[i] >= '0' && b[i] <= '9'))
+            return pt_json_scan_num(b, n, &i) == 0 ? i : 0;
+        return 0;
+    }
+}
 
 #endif

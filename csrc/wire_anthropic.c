@@ -428,3 +428,116 @@ int pt_anthropic_event(panto_stream *s, const sse_event *ev) {
     }
     return 0; /* unknown event types are ignored */
 }
+
+/* ---- the fast path (stream.h) ----
+ *
+ * content_block_delta events of the four streamed delta types, nearly every
+ * event of a response, in the member order Anthropic sends them:
+ *
+ *   event: content_block_delta
+ *   data: {"type":"content_block_delta","index":N,"delta":{"type":"text_delta","text":"..."}}
+ *
+ * (spaces or tabs allowed between tokens), to an open block of the kind the
+ * delta type wants.  Anything else is left to pt_anthropic_event. */
+static const struct {
+    const char *type; /* the delta's "type" value, quoted */
+    size_t type_len;
+    const char *key; /* the member that carries the text, quoted */
+    size_t key_len;
+    int32_t kind; /* the block kind it applies to */
+} AN_FAST_DELTAS[] = {
+    {"\"text_delta\"", 12, "\"text\"", 6, PANTO_BLOCK_TEXT},
+    {"\"thinking_delta\"", 16, "\"thinking\"", 10, PANTO_BLOCK_THINKING},
+    {"\"input_json_delta\"", 18, "\"partial_json\"", 14, PANTO_BLOCK_TOOL_USE},
+    {"\"signature_delta\"", 17, "\"signature\"", 11, PANTO_BLOCK_THINKING},
+};
+
+/* b[i..) is ws ':' ws; the index after, or 0. */
+static size_t an_colon(const uint8_t *b, size_t n, size_t i) {
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ':')
+        return 0;
+    return pt_fws(b, n, i + 1);
+}
+
+/* ws ',' ws; the index after, or 0. */
+static size_t an_comma(const uint8_t *b, size_t n, size_t i) {
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ',')
+        return 0;
+    return pt_fws(b, n, i + 1);
+}
+
+int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
+    static const char head[] = "event: content_block_delta\ndata:";
+    if (!s->started || !PT_FLIT(b, n, 0, head))
+        return 0;
+    size_t i = sizeof head - 1;
+    if (i < n && b[i] == ' ')
+        i++;
+    i = pt_fws(b, n, i);
+    if (!PT_FLIT(b, n, i, "{"))
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    if (!PT_FLIT(b, n, i, "\"type\""))
+        return 0;
+    if (!(i = an_colon(b, n, i + 6)) || !PT_FLIT(b, n, i, "\"content_block_delta\""))
+        return 0;
+    if (!(i = an_comma(b, n, i + 21)) || !PT_FLIT(b, n, i, "\"index\""))
+        return 0;
+    if (!(i = an_colon(b, n, i + 7)))
+        return 0;
+    /* the index: a plain integer, no leading zero, at most 18 digits */
+    uint64_t idx = 0;
+    size_t d0 = i;
+    while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
+        idx = idx * 10 + (uint64_t)(b[i++] - '0');
+    if (i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
+        return 0;
+    if (!(i = an_comma(b, n, i)) || !PT_FLIT(b, n, i, "\"delta\""))
+        return 0;
+    if (!(i = an_colon(b, n, i + 7)) || !PT_FLIT(b, n, i, "{"))
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    if (!PT_FLIT(b, n, i, "\"type\"") || !(i = an_colon(b, n, i + 6)))
+        return 0;
+    size_t k = 0;
+    const size_t nk = sizeof AN_FAST_DELTAS / sizeof AN_FAST_DELTAS[0];
+    while (k < nk && !(n - i >= AN_FAST_DELTAS[k].type_len &&
+                       memcmp(b + i, AN_FAST_DELTAS[k].type, AN_FAST_DELTAS[k].type_len) == 0))
+        k++;
+    if (k == nk)
+        return 0;
+    i = an_comma(b, n, i + AN_FAST_DELTAS[k].type_len);
+    if (!i || n - i < AN_FAST_DELTAS[k].key_len ||
+        memcmp(b + i, AN_FAST_DELTAS[k].key, AN_FAST_DELTAS[k].key_len) != 0)
+        return 0;
+    if (!(i = an_colon(b, n, i + AN_FAST_DELTAS[k].key_len)) || i >= n || b[i] != '"')
+        return 0;
+    size_t st = i + 1, e = st;
+    int esc = 0;
+    if (pt_json_scan_str(b, n, &e, &esc) != 0)
+        return 0;
+    i = pt_fws(b, n, e + 1);
+    if (i >= n || b[i] != '}')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    if (i >= n || b[i] != '}')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    /* the data line ends here, and a blank line ends the event */
+    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+        return 0;
+    /* what block_delta checks: an open block of the kind the type wants */
+    pt_key *key = pt_key_find(s, idx);
+    if (!key || key->state != PT_KEY_OPEN || s->slots[key->slot].kind != AN_FAST_DELTAS[k].kind)
+        return 0;
+    int si = (int)key->slot;
+    pt_fast_commit(s, i + 2, i + 1, 3);
+    panto_str t;
+    if (pt_fast_str(s, b, st, e, esc, &t) != 0)
+        return -1;
+    if (k == 3)
+        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len) != 0 ? -1 : 1;
+    return pt_block_delta(s, si, t) != 0 ? -1 : 1;
+}

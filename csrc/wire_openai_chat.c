@@ -398,3 +398,316 @@ int pt_openai_event(panto_stream *s, const sse_event *ev) {
         usage(s, m[4]);
     return 0;
 }
+
+/* ---- the fast path (stream.h) ----
+ *
+ * A chunk of a started message whose only choice (index 0) carries text
+ * or reasoning text and no finish_reason:
+ *
+ *   data: {"id":"...",...,"choices":[{"index":0,"delta":{"content":"..."},
+ *          "logprobs":null,"finish_reason":null}],"usage":null,...}
+ *
+ * members in any order; members the decoder does not read may hold any
+ * scalar; "refusal", "function_call", "finish_reason", "usage" only null;
+ * no "error" member, no repeated member that is read.  "tool_calls" may
+ * also hold one fragment of a tool call that already started:
+ * [{"index":N,"function":{"arguments":"..."}}] (an "id", a "type", a
+ * function "name" are validated and ignored, as choice() does).
+ * Anything else is left to pt_openai_event. */
+
+/* A string-or-null member that the fast path reads. */
+typedef struct {
+    size_t st, e; /* between the quotes; st == 0: null */
+    int esc;
+} oa_fstr;
+
+enum { OA_F_CONTENT, OA_F_REASONING_CONTENT, OA_F_REASONING, OA_F_ARGS, OA_F_N };
+
+/* What the fast path read of a chunk. */
+typedef struct {
+    oa_fstr f[OA_F_N];
+    int has_tool;  /* one tool call fragment: ... */
+    uint64_t tool; /* ... of this index */
+    unsigned values;
+} oa_fast;
+
+/* At most this many values in a fast-path chunk (the JSON node limit is at
+ * least 4096: a chunk the fast path takes never reaches it). */
+#define OA_FAST_MAX_VALUES 512
+
+/* Key at b[i] == '"' (no escapes): sets *ks, *kl and returns the index of
+ * the value (after ws ':' ws), or 0. */
+static size_t oa_fkey(const uint8_t *b, size_t n, size_t i, size_t *ks, size_t *kl) {
+    if (i >= n || b[i] != '"')
+        return 0;
+    size_t e = i + 1;
+    int esc = 0;
+    if (pt_json_scan_str(b, n, &e, &esc) != 0 || esc)
+        return 0;
+    *ks = i + 1;
+    *kl = e - i - 1;
+    i = pt_fws(b, n, e + 1);
+    if (i >= n || b[i] != ':')
+        return 0;
+    return pt_fws(b, n, i + 1);
+}
+
+#define OA_KEY(b, ks, kl, lit) ((kl) == sizeof(lit) - 1 && memcmp((b) + (ks), (lit), (kl)) == 0)
+
+/* After a member's value: ws then ',' (returns the index of the next key,
+ * after ws, with *more = 1) or the closing brace (index after it, *more =
+ * 0); 0 on anything else. */
+static size_t oa_fnext(const uint8_t *b, size_t n, size_t i, int *more) {
+    i = pt_fws(b, n, i);
+    if (i >= n)
+        return 0;
+    if (b[i] == ',') {
+        *more = 1;
+        return pt_fws(b, n, i + 1);
+    }
+    if (b[i] == '}') {
+        *more = 0;
+        return i + 1;
+    }
+    return 0;
+}
+
+/* A string or null at b[i]: into *f (st = 0 for null); the index after it,
+ * or 0. */
+static size_t oa_fstrnull(const uint8_t *b, size_t n, size_t i, oa_fstr *f) {
+    if (i < n && b[i] == '"') {
+        size_t e = i + 1;
+        int esc = 0;
+        if (pt_json_scan_str(b, n, &e, &esc) != 0)
+            return 0;
+        f->st = i + 1;
+        f->e = e;
+        f->esc = esc;
+        return e + 1;
+    }
+    if (PT_FLIT(b, n, i, "null")) {
+        f->st = 0;
+        return i + 4;
+    }
+    return 0;
+}
+
+/* delta.tool_calls at b[i] == '[': one element with an index, whose
+ * function object holds at most a name and the arguments string. */
+static size_t oa_ftools(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
+    i = pt_fws(b, n, i + 1);
+    if (i >= n || b[i] != '{')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    unsigned seen = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        if (OA_KEY(b, ks, kl, "index")) {
+            size_t d0 = i;
+            uint64_t v = 0;
+            while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
+                v = v * 10 + (uint64_t)(b[i++] - '0');
+            if (seen & 1u || i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
+                return 0;
+            seen |= 1u;
+            r->tool = v;
+        } else if (OA_KEY(b, ks, kl, "id")) {
+            oa_fstr id;
+            if (seen & 2u || !(i = oa_fstrnull(b, n, i, &id)))
+                return 0;
+            seen |= 2u;
+        } else if (OA_KEY(b, ks, kl, "function")) {
+            if (seen & 4u || i >= n || b[i] != '{')
+                return 0;
+            seen |= 4u;
+            i = pt_fws(b, n, i + 1);
+            unsigned fseen = 0;
+            for (int fmore = 1; fmore;) {
+                size_t fs, fl;
+                oa_fstr v;
+                if (!(i = oa_fkey(b, n, i, &fs, &fl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+                    return 0;
+                if (OA_KEY(b, fs, fl, "arguments")) {
+                    if (fseen & 1u || !(i = oa_fstrnull(b, n, i, &r->f[OA_F_ARGS])))
+                        return 0;
+                    fseen |= 1u;
+                } else if (OA_KEY(b, fs, fl, "name")) {
+                    if (fseen & 2u || !(i = oa_fstrnull(b, n, i, &v)))
+                        return 0;
+                    fseen |= 2u;
+                } else if (!(i = pt_fskip_scalar(b, n, i))) {
+                    return 0;
+                }
+                if (!(i = oa_fnext(b, n, i, &fmore)))
+                    return 0;
+            }
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* type, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    if (seen != 7u && seen != 5u)
+        return 0; /* an index and a function object are needed */
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ']')
+        return 0;
+    r->has_tool = 1;
+    return i + 1;
+}
+
+/* The delta object at b[i] == '{'. */
+static size_t oa_fdelta(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
+    i = pt_fws(b, n, i + 1);
+    if (i < n && b[i] == '}')
+        return i + 1;
+    unsigned seen = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        int which = OA_KEY(b, ks, kl, "content")             ? OA_F_CONTENT
+                    : OA_KEY(b, ks, kl, "reasoning_content") ? OA_F_REASONING_CONTENT
+                    : OA_KEY(b, ks, kl, "reasoning")         ? OA_F_REASONING
+                                                             : -1;
+        if (which >= 0) {
+            if (seen & (1u << which))
+                return 0; /* repeated: the last one wins there */
+            seen |= 1u << which;
+            if (!(i = oa_fstrnull(b, n, i, &r->f[which])))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "tool_calls")) {
+            if (seen & 8u)
+                return 0;
+            seen |= 8u;
+            if (PT_FLIT(b, n, i, "null"))
+                i += 4;
+            else if (i >= n || b[i] != '[' || !(i = oa_ftools(b, n, i, r)))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "refusal") || OA_KEY(b, ks, kl, "function_call")) {
+            if (!PT_FLIT(b, n, i, "null"))
+                return 0;
+            i += 4;
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* role, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    return i;
+}
+
+/* The choices array at b[i] == '[': empty, or one choice of index 0. */
+static size_t oa_fchoices(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
+    i = pt_fws(b, n, i + 1);
+    if (i < n && b[i] == ']')
+        return i + 1;
+    if (i >= n || b[i] != '{')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    unsigned seen = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        if (OA_KEY(b, ks, kl, "index")) {
+            if (seen & 1u || !PT_FLIT(b, n, i, "0"))
+                return 0;
+            seen |= 1u;
+            i++;
+        } else if (OA_KEY(b, ks, kl, "delta")) {
+            if (seen & 2u)
+                return 0;
+            seen |= 2u;
+            if (PT_FLIT(b, n, i, "null"))
+                i += 4;
+            else if (i >= n || b[i] != '{' || !(i = oa_fdelta(b, n, i, r)))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "finish_reason")) {
+            if (!PT_FLIT(b, n, i, "null"))
+                return 0;
+            i += 4;
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* logprobs, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    if (!(seen & 1u))
+        return 0; /* index absent: the first choice all the same, but rare */
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != ']')
+        return 0;
+    return i + 1;
+}
+
+int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n) {
+    if (!s->started || !PT_FLIT(b, n, 0, "data:"))
+        return 0;
+    size_t i = 5;
+    if (i < n && b[i] == ' ')
+        i++;
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != '{')
+        return 0;
+    i = pt_fws(b, n, i + 1);
+    oa_fast r;
+    memset(&r, 0, sizeof r);
+    r.values = 1;
+    int choices = 0;
+    for (int more = 1; more;) {
+        size_t ks, kl;
+        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r.values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        if (OA_KEY(b, ks, kl, "choices")) {
+            if (choices++ || i >= n || b[i] != '[' || !(i = oa_fchoices(b, n, i, &r)))
+                return 0;
+        } else if (OA_KEY(b, ks, kl, "usage")) {
+            if (!PT_FLIT(b, n, i, "null"))
+                return 0;
+            i += 4;
+        } else if (OA_KEY(b, ks, kl, "error")) {
+            return 0;
+        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* id, model, created, ... */
+            return 0;
+        }
+        if (!(i = oa_fnext(b, n, i, &more)))
+            return 0;
+    }
+    i = pt_fws(b, n, i);
+    /* the data line ends here, and a blank line ends the event */
+    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+        return 0;
+    if (r.has_tool) {
+        /* a fragment of a tool call that is open (tool_fragment's checks) */
+        pt_key *k = pt_key_find(s, r.tool);
+        if (!k || k->state != PT_KEY_OPEN)
+            return 0;
+    }
+    pt_fast_commit(s, i + 2, i + 1, 2);
+    /* as choice(): reasoning text, text, then the tool call */
+    panto_str t = pt_mkstr(NULL, 0);
+    const oa_fstr *f = &r.f[OA_F_REASONING_CONTENT];
+    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    f = &r.f[OA_F_REASONING];
+    if (t.len == 0 && f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    if (tt_delta(s, PANTO_BLOCK_THINKING, t) != 0)
+        return -1;
+    f = &r.f[OA_F_CONTENT];
+    t = pt_mkstr(NULL, 0);
+    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+        return -1;
+    if (!r.has_tool)
+        return 1;
+    f = &r.f[OA_F_ARGS];
+    t = pt_mkstr(NULL, 0);
+    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    return tool_fragment(s, r.tool, 1, pt_mkstr(NULL, 0), pt_mkstr(NULL, 0), t) != 0 ? -1 : 1;
+}

@@ -1,5 +1,6 @@
 /* fuzz_stream.c -- a libFuzzer target for one wire of the stream core,
- * through the public API only (include/panto.h).  Built once per wire with
+ * through the public API (include/panto.h; see below for the one white-box
+ * run).  Built once per wire with
  * -DFUZZ_WIRE=PANTO_WIRE_SSE / _OPENAI_CHAT / _ANTHROPIC_MESSAGES; see
  * tests/fuzz/run.sh.
  *
@@ -31,6 +32,12 @@
  * tool_use BLOCK_START, deltas only for open blocks, BLOCK_COMPLETE's text
  * equal to the concatenated deltas), valid UTF-8 in every string of a
  * provider wire.  Any violation aborts, which libFuzzer reports as a crash.
+ *
+ * The whole run is also repeated with the wires' fast paths turned off
+ * (pt_openai_fast, pt_anthropic_fast; the general path alone): the traces
+ * must be identical.  For that the target includes the core itself (white
+ * box: run.sh does not link csrc/unity/panto_core.c again) and sets the
+ * stream's `fast` flag; everything else goes through the public API.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -38,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "panto.h"
+#include "unity/panto_core.c"
 
 #ifndef FUZZ_WIRE
 #error "define FUZZ_WIRE"
@@ -170,6 +177,7 @@ typedef struct {
     size_t batch_bytes;         /* its string buffer */
     int ended;                  /* last status: 0 running, PANTO_DONE, PANTO_ERROR */
     int32_t end_code;
+    uint64_t end_off;           /* the error's offset at the end */
 } run_state;
 
 static void run_free(run_state *r) {
@@ -441,6 +449,7 @@ static void finish_run(panto_stream *s, run_state *r) {
     buf_str(t, e.message);
     buf_str(t, e.provider_type);
     buf_u64(t, (uint64_t)e.retryable);
+    r->end_off = e.offset;
 }
 
 static panto_stream *open_stream(const panto_stream_options *o) {
@@ -450,10 +459,11 @@ static panto_stream *open_stream(const panto_stream_options *o) {
     return s;
 }
 
-/* Feed buf whole, drain, finish, drain. */
+/* Feed buf whole, drain, finish, drain (fast == 0: the general path only). */
 static void run_whole(const uint8_t *buf, size_t len, const panto_stream_options *o,
-                      run_state *r) {
+                      run_state *r, int fast) {
     panto_stream *s = open_stream(o);
+    s->fast = fast;
     panto_stream_feed(s, buf, len);
     drain(s, r, SIZE_MAX);
     panto_stream_finish(s);
@@ -549,7 +559,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         b->batch_cap = 1 + seed % 8;
         b->batch_bytes = (seed >> 3) % 513;
     }
-    run_whole(data, size, &o, a);
+    run_whole(data, size, &o, a, 1);
+    run_state *g = calloc(1, sizeof *g);
+    if (!g)
+        abort();
+    run_whole(data, size, &o, g, 0);
+    if (a->end_off != g->end_off)
+        FAIL("the fast paths give error offset %llu, the general path %llu",
+             (unsigned long long)a->end_off, (unsigned long long)g->end_off);
+    if (a->trace.len != g->trace.len || memcmp(a->trace.p, g->trace.p, a->trace.len) != 0) {
+        size_t i = 0;
+        while (i < a->trace.len && i < g->trace.len && a->trace.p[i] == g->trace.p[i])
+            i++;
+        size_t from = i > 200 ? i - 200 : 0;
+        fprintf(stderr, "---- general path, from trace byte %zu:\n%.*s\n", from,
+                (int)(g->trace.len - from < 600 ? g->trace.len - from : 600), g->trace.p + from);
+        fprintf(stderr, "---- with the fast paths:\n%.*s\n----\n",
+                (int)(a->trace.len - from < 600 ? a->trace.len - from : 600), a->trace.p + from);
+        FAIL("the fast paths differ from the general path at trace byte %zu (flags 0x%02x)", i,
+             flags);
+    }
+    run_free(g);
+    free(g);
     run_split(data, size, &o, (flags >> 2) & 3, (flags & 16) != 0, seed, b, c);
     if (c && (a->trace.len != c->trace.len || memcmp(a->trace.p, c->trace.p, a->trace.len) != 0))
         FAIL("decoding again after panto_stream_reset differs from a new stream (%zu vs %zu "

@@ -1,0 +1,577 @@
+/* test_fast.c -- the wire decoders' fast paths (pt_openai_fast,
+ * pt_anthropic_fast) against the general path.  White-box: it builds the
+ * core into this program to turn the fast paths off (s->fast = 0) and to
+ * count the events they decoded (s->n_fast).
+ *
+ * Every input is decoded with the fast paths on and off, fed whole, in
+ * pieces of several sizes, and with events left in the queue while more
+ * input is fed (so the input buffer must keep what queued events borrow);
+ * the transcripts (every event, the final status, the error code, message
+ * and offset) must be identical.  Inputs: every fixture of tests/fixtures
+ * on every wire, canonical streams (which must take the fast path), and
+ * variants of them that must not (or that the fast path must get right):
+ * invalid UTF-8, bad escapes, control bytes, truncation, extra, missing,
+ * repeated and reordered members, whitespace, CR line ends, escaped keys,
+ * odd indexes, blocks that are not open, limits. */
+#include "unity/panto_core.c"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testlib.h"
+
+/* ---- a growable string ---- */
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} sb;
+
+static void sb_addn(sb *b, const void *s, size_t n) {
+    if (b->len + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 256;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        b->p = realloc(b->p, nc);
+        if (!b->p)
+            exit(2);
+        b->cap = nc;
+    }
+    if (n)
+        memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+static void sb_add(sb *b, const char *s) { sb_addn(b, s, strlen(s)); }
+static void sb_num(sb *b, unsigned long long v) {
+    char t[32];
+    snprintf(t, sizeof t, "%llu", v);
+    sb_add(b, t);
+}
+static void sb_pstr(sb *b, panto_str s) {
+    sb_add(b, "[");
+    sb_addn(b, s.ptr, s.len);
+    sb_add(b, "]");
+}
+static void sb_usage(sb *b, const panto_usage *u) {
+    sb_add(b, " u=");
+    sb_num(b, u->input_tokens);
+    sb_add(b, "/");
+    sb_num(b, u->cache_read_tokens);
+    sb_add(b, "/");
+    sb_num(b, u->cache_write_tokens);
+    sb_add(b, "/");
+    sb_num(b, u->output_tokens);
+    sb_add(b, "/");
+    sb_num(b, u->reasoning_tokens);
+}
+
+static void render(sb *b, const panto_event *ev) {
+    sb_add(b, panto_event_kind_name(ev->kind));
+    sb_add(b, " ");
+    switch (ev->kind) {
+    case PANTO_EV_MESSAGE_START:
+        sb_pstr(b, ev->u.message_start.id);
+        sb_pstr(b, ev->u.message_start.model);
+        sb_usage(b, &ev->u.message_start.usage);
+        break;
+    case PANTO_EV_BLOCK_START:
+        sb_num(b, ev->u.block_start.index);
+        sb_add(b, panto_block_kind_name(ev->u.block_start.block_kind));
+        break;
+    case PANTO_EV_TOOL_DETAILS:
+        sb_num(b, ev->u.tool_details.index);
+        sb_pstr(b, ev->u.tool_details.id);
+        sb_pstr(b, ev->u.tool_details.name);
+        break;
+    case PANTO_EV_CONTENT_DELTA:
+        sb_num(b, ev->u.content_delta.index);
+        sb_add(b, panto_block_kind_name(ev->u.content_delta.block_kind));
+        sb_pstr(b, ev->u.content_delta.text);
+        break;
+    case PANTO_EV_BLOCK_COMPLETE:
+        sb_num(b, ev->u.block_complete.index);
+        sb_add(b, panto_block_kind_name(ev->u.block_complete.block_kind));
+        sb_pstr(b, ev->u.block_complete.text);
+        sb_pstr(b, ev->u.block_complete.signature);
+        sb_pstr(b, ev->u.block_complete.tool_id);
+        sb_pstr(b, ev->u.block_complete.tool_name);
+        sb_pstr(b, ev->u.block_complete.citations);
+        break;
+    case PANTO_EV_MESSAGE_COMPLETE:
+        sb_add(b, panto_stop_reason_name(ev->u.message_complete.stop_reason));
+        sb_pstr(b, ev->u.message_complete.raw_stop_reason);
+        sb_usage(b, &ev->u.message_complete.usage);
+        break;
+    case PANTO_EV_SSE:
+        sb_pstr(b, ev->u.sse.event);
+        sb_pstr(b, ev->u.sse.data);
+        sb_pstr(b, ev->u.sse.id);
+        break;
+    default:
+        sb_add(b, "?");
+    }
+    sb_add(b, "\n");
+}
+
+/* Pull up to max events (0: all); the last status. */
+static int drain(panto_stream *s, sb *b, size_t max) {
+    panto_event ev;
+    int r = PANTO_NEED_MORE;
+    for (size_t k = 0; max == 0 || k < max; k++) {
+        r = panto_next_event(s, &ev);
+        if (r != PANTO_EVENT)
+            return r;
+        render(b, &ev);
+    }
+    return r;
+}
+
+/* How a run feeds and drains. */
+typedef struct {
+    size_t chunk;   /* feed size; 0 = all at once */
+    size_t per;     /* events pulled after each feed; 0 = all */
+} plan;
+
+static const plan PLANS[] = {{0, 0}, {1, 0}, {7, 0}, {64, 0}, {1000, 0},
+                             {5, 1}, {40, 1}, {300, 2}, {4096, 1}};
+#define N_PLANS (sizeof PLANS / sizeof PLANS[0])
+
+static uint64_t last_fast; /* n_fast of the last run */
+
+static char *run(int wire, const panto_stream_options *o, const uint8_t *in, size_t len,
+                 int fast, plan pl) {
+    sb b = {0};
+    sb_add(&b, "");
+    panto_stream *s = NULL;
+    if (panto_stream_new(wire, o, &s) != PANTO_OK)
+        exit(2);
+    s->fast = fast;
+    size_t pos = 0;
+    int st = PANTO_NEED_MORE;
+    while (pos < len) { /* all of it, even after DONE or an error */
+        size_t n = pl.chunk && len - pos > pl.chunk ? pl.chunk : len - pos;
+        if (panto_stream_feed(s, in + pos, n) != PANTO_OK)
+            break; /* the error is the stream's */
+        pos += n;
+        st = drain(s, &b, pl.per);
+    }
+    /* finish (which checks what follows the terminal), then the rest */
+    panto_stream_finish(s);
+    st = drain(s, &b, 0);
+    panto_error e;
+    panto_stream_error(s, &e);
+    sb_add(&b, st == PANTO_DONE ? "DONE " : st == PANTO_ERROR ? "ERROR " : "NEED_MORE ");
+    sb_add(&b, panto_error_code_name(e.code));
+    sb_pstr(&b, e.message);
+    sb_pstr(&b, e.provider_type);
+    sb_add(&b, " at ");
+    sb_num(&b, e.offset);
+    sb_add(&b, e.retryable ? " retryable\n" : "\n");
+    last_fast = s->n_fast;
+    panto_stream_free(s);
+    return b.p;
+}
+
+static int n_cases;
+
+/* Decode `in` every way; all transcripts equal the general path's whole
+ * run.  Returns how many events the fast path took in the whole run. */
+static uint64_t same(int wire, const panto_stream_options *o, const uint8_t *in, size_t len,
+                     const char *name) {
+    char *want = run(wire, o, in, len, 0, PLANS[0]);
+    CHECK(last_fast == 0);
+    uint64_t fast_whole = 0;
+    n_cases++;
+    for (size_t p = 0; p < N_PLANS; p++) {
+        for (int fast = 0; fast <= 1; fast++) {
+            char *got = run(wire, o, in, len, fast, PLANS[p]);
+            if (fast && p == 0)
+                fast_whole = last_fast;
+            int ok = strcmp(got, want) == 0;
+            CHECK(ok);
+            if (!ok)
+                fprintf(stderr, "%s (%s), fast %d, chunk %zu, per %zu:\n--- general\n%s--- got\n%s",
+                        name, panto_wire_name(wire), fast, PLANS[p].chunk, PLANS[p].per, want, got);
+            free(got);
+        }
+    }
+    free(want);
+    return fast_whole;
+}
+
+static uint64_t same_str(int wire, const char *in, const char *name) {
+    return same(wire, NULL, (const uint8_t *)in, strlen(in), name);
+}
+
+/* ---- the fixtures ---- */
+
+static void test_fixtures(void) {
+    DIR *d = opendir("tests/fixtures");
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    int files = 0;
+    uint64_t fast = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t nl = strlen(e->d_name);
+        if (nl < 5 || strcmp(e->d_name + nl - 4, ".sse") != 0)
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, "tests/fixtures/%s", e->d_name);
+        FILE *f = fopen(path, "rb");
+        CHECK(f != NULL);
+        if (!f)
+            continue;
+        static uint8_t buf[1 << 20];
+        size_t n = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        files++;
+        fast += same(PANTO_WIRE_OPENAI_CHAT, NULL, buf, n, e->d_name);
+        fast += same(PANTO_WIRE_ANTHROPIC_MESSAGES, NULL, buf, n, e->d_name);
+    }
+    closedir(d);
+    CHECK(files >= 40);
+    CHECK(fast > 50); /* the fixtures do exercise the fast paths */
+}
+
+/* ---- Anthropic ---- */
+
+#define AN_START                                                                              \
+    "event: message_start\n"                                                                  \
+    "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\","   \
+    "\"role\":\"assistant\",\"model\":\"claude\",\"content\":[],\"stop_reason\":null,"        \
+    "\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n"
+#define AN_BLOCK(i, type, extra)                                                              \
+    "event: content_block_start\n"                                                            \
+    "data: {\"type\":\"content_block_start\",\"index\":" #i ",\"content_block\":{\"type\":\"" \
+    type "\"" extra "}}\n\n"
+#define AN_STOP(i)                                                                            \
+    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":" #i "}\n\n"
+#define AN_END                                                                                \
+    "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"     \
+    "\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n"                                      \
+    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+#define AN_DELTA(i, body)                                                                     \
+    "event: content_block_delta\n"                                                            \
+    "data: {\"type\":\"content_block_delta\",\"index\":" #i ",\"delta\":" body "}\n\n"
+#define AN_TEXT(i, t) AN_DELTA(i, "{\"type\":\"text_delta\",\"text\":\"" t "\"}")
+
+/* A text block whose second delta is `ev` (a whole event, or anything). */
+static uint64_t an_case(const char *ev, const char *name) {
+    sb b = {0};
+    sb_add(&b, AN_START AN_BLOCK(0, "text", ",\"text\":\"\"") AN_TEXT(0, "Hello"));
+    sb_add(&b, ev);
+    sb_add(&b, AN_TEXT(0, " world") AN_STOP(0) AN_END);
+    uint64_t r = same_str(PANTO_WIRE_ANTHROPIC_MESSAGES, b.p, name);
+    free(b.p);
+    return r;
+}
+
+static void test_anthropic(void) {
+    /* the canonical stream takes the fast path for every delta */
+    const char *canon =
+        AN_START AN_BLOCK(0, "thinking", ",\"thinking\":\"\",\"signature\":\"\"")
+        AN_DELTA(0, "{\"type\":\"thinking_delta\",\"thinking\":\"Let me think\"}")
+        AN_DELTA(0, "{\"type\":\"thinking_delta\",\"thinking\":\" \\\"hard\\\" \\u00e9\\ud83d\\ude00\"}")
+        AN_DELTA(0, "{\"type\":\"signature_delta\",\"signature\":\"c2lnbmF0dXJl\"}")
+        AN_STOP(0) AN_BLOCK(1, "text", ",\"text\":\"\"")
+        AN_TEXT(1, "Hi \xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80 there\\n")
+        "event: content_block_delta\n"
+        "data: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"!\"}}      \n\n"
+        "event: content_block_delta\n"
+        "data:{\"type\": \"content_block_delta\", \"index\" :1 ,\t\"delta\": { \"type\" : \"text_delta\" , \"text\" : \"ws\" } }\n\n"
+        AN_STOP(1) AN_BLOCK(12, "tool_use", ",\"id\":\"toolu_1\",\"name\":\"bash\",\"input\":{}")
+        AN_DELTA(12, "{\"type\":\"input_json_delta\",\"partial_json\":\"\"}")
+        AN_DELTA(12, "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"cmd\\\": \"}")
+        AN_DELTA(12, "{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"ls\\\"}\"}")
+        AN_STOP(12) AN_END;
+    CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES, canon, "anthropic canonical"), 9);
+
+    /* fast-path shaped events the general path must decide */
+    static const struct {
+        const char *ev;
+        int fast; /* 1: the fast path takes it */
+    } cases[] = {
+        {AN_TEXT(0, "plain"), 1},
+        {AN_TEXT(0, ""), 1},
+        {AN_TEXT(0, "bad \xff utf8"), 0},
+        {AN_TEXT(0, "overlong \xc0\xaf"), 0},
+        {AN_TEXT(0, "surrogate \xed\xa0\x80"), 0},
+        {AN_TEXT(0, "cut \xe4\xb8"), 0},
+        {AN_TEXT(0, "bad \\x escape"), 0},
+        {AN_TEXT(0, "lone \\ud800 surrogate"), 0},
+        {AN_TEXT(0, "low \\udc00 first"), 0},
+        {AN_TEXT(0, "short \\u12"), 0},
+        {AN_TEXT(0, "tab\there"), 0},
+        {AN_TEXT(0, "nul\x01"), 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"unterminated}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}} x\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 1},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\r\n\r\n", 0},
+        {"event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\ndata: {}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\n\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\nid: 7\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {": comment\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: message\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_deltas\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata:  {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 1},
+        {"event: content_block_delta\ndata: {\"index\":0,\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"text\":\"x\",\"type\":\"text_delta\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\",\"text\":\"y\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"},\"index\":0}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"},\"index\":5}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"thinking\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":5}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":null}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"future_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":00,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0.0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":-0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":18446744073709551616,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":\"0\",\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"typ\\u0065\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_d\\u0065lta\",\"text\":\"x\"}}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":[\"x\"]}\n\n", 0},
+        {"event: content_block_delta\ndata: [1]\n\n", 0},
+        {"event: content_block_delta\ndata: \n\n", 0},
+        {"event: content_block_delta\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "anthropic case %zu", i);
+        uint64_t fast = an_case(cases[i].ev, name);
+        /* "Hello", " world" and the case itself when it is fast (a case
+         * that fails ends the stream before " world") */
+        if (cases[i].fast ? fast != 3 : fast > 2) {
+            CHECK_EQ_INT(fast, 2 + cases[i].fast);
+            fprintf(stderr, "  in %s\n", name);
+        }
+    }
+
+    /* before message_start, after the block stopped, a skipped block */
+    CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES, AN_TEXT(0, "x") AN_START AN_END,
+                          "delta before start"), 0);
+    CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
+                          AN_START AN_BLOCK(0, "text", "") AN_STOP(0) AN_TEXT(0, "x") AN_END,
+                          "delta after stop"), 0);
+    /* a server block streams input_json_delta without content deltas */
+    CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
+                          AN_START AN_BLOCK(0, "server_tool_use", ",\"id\":\"s\",\"name\":\"web\",\"input\":{}")
+                          AN_DELTA(0, "{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}")
+                          AN_STOP(0) AN_END, "server block"), 0);
+}
+
+/* ---- OpenAI ---- */
+
+#define OA_HEAD "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\","
+#define OA_START OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\",\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+#define OA_CHUNK(delta) OA_HEAD "\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":" delta ",\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\"}\n\n"
+#define OA_TEXT(t) OA_CHUNK("{\"content\":\"" t "\"}")
+#define OA_END                                                                                \
+    OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"        \
+    OA_HEAD "\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4}}\n\n"     \
+    "data: [DONE]\n\n"
+
+static uint64_t oa_case(const char *ev, const char *name) {
+    sb b = {0};
+    sb_add(&b, OA_START OA_TEXT("Hello"));
+    sb_add(&b, ev);
+    sb_add(&b, OA_TEXT(" world") OA_END);
+    uint64_t r = same_str(PANTO_WIRE_OPENAI_CHAT, b.p, name);
+    free(b.p);
+    return r;
+}
+
+#define OA_TOOL(idx, args) OA_CHUNK("{\"tool_calls\":[{\"index\":" #idx ",\"function\":{\"arguments\":\"" args "\"}}]}")
+
+static void test_openai(void) {
+    const char *canon =
+        OA_START OA_CHUNK("{\"reasoning_content\":\"Let me \\\"think\\\"\"}")
+        OA_CHUNK("{\"reasoning_content\":\"\",\"reasoning\":\"alt\"}")
+        OA_CHUNK("{\"reasoning\":null,\"content\":\"Hi \xc3\xa9\xf0\x9f\x98\x80 \\u00e9\\n\"}")
+        OA_TEXT("more") OA_TEXT("")
+        OA_CHUNK("{\"content\":null}")
+        OA_CHUNK("{}")
+        OA_CHUNK("null")
+        "data:{ \"choices\" : [ { \"delta\" : { \"content\" : \"ws\" } , \"index\" : 0 } ] ,\t\"id\" : \"x\" }  \n\n"
+        OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"bash\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n"
+        OA_TOOL(0, "{\\\"cmd\\\"") OA_TOOL(0, ": \\\"ls\\\"}")
+        OA_CHUNK("{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"bash\",\"arguments\":null}}]}")
+        OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"cat\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n"
+        OA_TOOL(1, "{}") OA_TOOL(0, "") OA_END;
+    CHECK_EQ_INT(same_str(PANTO_WIRE_OPENAI_CHAT, canon, "openai canonical"), 14);
+
+    static const struct {
+        const char *ev;
+        int fast;
+    } cases[] = {
+        {OA_TEXT("plain"), 1},
+        {OA_TEXT("bad \xff utf8"), 0},
+        {OA_TEXT("bad \\q escape"), 0},
+        {OA_TEXT("lone \\udbff"), 0},
+        {OA_TEXT("ctl \x1f"), 0},
+        {OA_CHUNK("{\"content\":\"x\",\"content\":\"y\"}"), 0},
+        {OA_CHUNK("{\"content\":\"x\",\"role\":\"assistant\",\"extra\":[1]}"), 0},
+        {OA_CHUNK("{\"content\":\"x\",\"extra\":{}}"), 0},
+        {OA_CHUNK("{\"content\":\"x\",\"extra\":-1.5e3}"), 1},
+        {OA_CHUNK("{\"content\":\"x\",\"extra\":01}"), 0},
+        {OA_CHUNK("{\"content\":\"x\",\"extra\":tru}"), 0},
+        {OA_CHUNK("{\"content\":5}"), 0},
+        {OA_CHUNK("{\"content\":[{\"type\":\"text\",\"text\":\"parts\"}]}"), 0},
+        {OA_CHUNK("{\"refusal\":\"no\"}"), 0},
+        {OA_CHUNK("{\"refusal\":null,\"function_call\":null,\"tool_calls\":null}"), 1},
+        {OA_CHUNK("{\"function_call\":{\"name\":\"f\",\"arguments\":\"\"}}"), 0},
+        {OA_CHUNK("{\"con\\u0074ent\":\"x\"}"), 0},
+        {OA_CHUNK("{\"content\":\"x\"},\"delta\":{\"content\":\"y\"}"), 0},
+        {OA_HEAD "\"choices\":[{\"index\":1,\"delta\":{\"content\":\"x\"}}]}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}},{\"index\":1,\"delta\":{\"content\":\"y\"}}]}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"finish_reason\":\"length\"}]}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}],\"choices\":[]}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}],\"error\":null}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}],\"error\":{\"message\":\"boom\",\"type\":\"server_error\"}}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}],\"usage\":{\"completion_tokens\":1}}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}x\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\r\n\r\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n", 1},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\ndata: {}\n\n", 0},
+        {"event: chunk\n" OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}],\n\"x\":1}\n\n", 0},
+        {OA_HEAD "\"choices\":{}}\n\n", 0},
+        {OA_HEAD "\"choices\":null}\n\n", 0},
+        {"data: {}\n\n", 0},
+        {"data: []\n\n", 0},
+        {"data: \n\n", 0},
+        {OA_TOOL(0, "x"), 0},   /* no tool call 0 is open */
+        {OA_TOOL(00, "x"), 0},
+        {OA_CHUNK("{\"tool_calls\":[{\"function\":{\"arguments\":\"x\"}}]}"), 0},
+        {OA_CHUNK("{\"tool_calls\":[]}"), 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "openai case %zu", i);
+        uint64_t fast = oa_case(cases[i].ev, name);
+        if (cases[i].fast ? fast != 3 : fast > 2) {
+            CHECK_EQ_INT(fast, 2 + cases[i].fast);
+            fprintf(stderr, "  in %s\n", name);
+        }
+    }
+    /* tool call fragments: open, closed after finish_reason, bad index */
+    const char *tools =
+        OA_START OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":3,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n"
+        OA_TOOL(3, "{\\\"a\\\":") OA_CHUNK("{\"content\":\"text\",\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"1}\"}}]}")
+        OA_CHUNK("{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"x\",\"arguments\":\"y\"}}]}")
+        OA_CHUNK("{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":{}}}]}")
+        OA_CHUNK("{\"tool_calls\":[{\"index\":3,\"function\":{\"arguments\":\"z\"}},{\"index\":3,\"function\":{\"arguments\":\"w\"}}]}")
+        OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n"
+        OA_TOOL(3, "late") "data: [DONE]\n\n";
+    CHECK_EQ_INT(same_str(PANTO_WIRE_OPENAI_CHAT, tools, "openai tools"), 2);
+    /* before the message started */
+    CHECK_EQ_INT(same_str(PANTO_WIRE_OPENAI_CHAT, OA_TEXT("x") "data: [DONE]\n\n", "first chunk"), 0);
+}
+
+/* ---- limits: the same error whichever path decodes ---- */
+
+static void test_limits(void) {
+    const char *an = AN_START AN_BLOCK(0, "text", "") AN_TEXT(0, "0123456789") AN_TEXT(0, "0123456789")
+        AN_TEXT(0, "0123456789abcdefghij") AN_STOP(0) AN_END;
+    const char *oa = OA_START OA_TEXT("0123456789") OA_TEXT("0123456789") OA_TEXT("0123456789abcdefghij") OA_END;
+    static const size_t events[] = {60, 100, 130, 140, 150, 200, 300, 330, 340, 400};
+    static const size_t blocks[] = {5, 10, 19, 20, 25, 30, 39, 40, 41};
+    static const uint32_t depths[] = {1, 2, 3, 4, 5};
+    for (int w = 0; w < 2; w++) {
+        int wire = w ? PANTO_WIRE_OPENAI_CHAT : PANTO_WIRE_ANTHROPIC_MESSAGES;
+        const char *in = w ? oa : an;
+        panto_stream_options o;
+        for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+            panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION);
+            o.max_event_bytes = events[i];
+            same(wire, &o, (const uint8_t *)in, strlen(in), "max_event_bytes");
+        }
+        for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; i++) {
+            panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION);
+            o.max_block_bytes = blocks[i];
+            same(wire, &o, (const uint8_t *)in, strlen(in), "max_block_bytes");
+        }
+        for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+            panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION);
+            o.max_json_depth = depths[i];
+            same(wire, &o, (const uint8_t *)in, strlen(in), "max_json_depth");
+        }
+    }
+}
+
+/* ---- queued events borrow the input: a feed must not move it ---- */
+
+static void test_borrowed_input(void) {
+    /* Decode one event (its delta text borrowed from the input buffer),
+     * leave it queued, then feed enough to make the buffer grow: the
+     * queued text must be intact (ASan catches a use after free). */
+    sb b = {0};
+    sb_add(&b, AN_START AN_BLOCK(0, "text", "") AN_TEXT(0, "borrowed text"));
+    panto_stream *s = NULL;
+    panto_stream_new(PANTO_WIRE_ANTHROPIC_MESSAGES, NULL, &s);
+    CHECK(panto_stream_feed(s, (const uint8_t *)b.p, b.len) == PANTO_OK);
+    panto_event ev;
+    int saw = 0;
+    for (int k = 0; k < 3; k++)
+        CHECK(panto_next_event(s, &ev) == PANTO_EVENT); /* start, block start, delta */
+    CHECK(ev.kind == PANTO_EV_CONTENT_DELTA);
+    CHECK(s->n_fast == 1);
+    /* two deltas in one event: one is still queued after the first pull */
+    sb more = {0};
+    for (int k = 0; k < 2000; k++)
+        sb_add(&more, AN_TEXT(0, "filler filler filler filler filler"));
+    sb_add(&more, AN_STOP(0) AN_END);
+    const char *oa = OA_START OA_CHUNK("{\"reasoning_content\":\"think\",\"content\":\"say\"}");
+    panto_stream *t = NULL;
+    panto_stream_new(PANTO_WIRE_OPENAI_CHAT, NULL, &t);
+    CHECK(panto_stream_feed(t, (const uint8_t *)oa, strlen(oa)) == PANTO_OK);
+    for (int k = 0; k < 3; k++)
+        CHECK(panto_next_event(t, &ev) == PANTO_EVENT); /* start, block start, thinking delta */
+    CHECK(t->n_fast == 1 && t->q_len > 0 && t->in_borrowed);
+    /* grow the input while "say" is queued */
+    CHECK(panto_stream_feed(t, (const uint8_t *)more.p, more.len) == PANTO_OK);
+    CHECK(t->in_keep.p != NULL);
+    CHECK(panto_stream_feed(t, (const uint8_t *)more.p, 10) == PANTO_OK);
+    for (;;) {
+        int r = panto_next_event(t, &ev);
+        if (r != PANTO_EVENT)
+            break;
+        if (ev.kind == PANTO_EV_CONTENT_DELTA && ev.u.content_delta.block_kind == PANTO_BLOCK_TEXT) {
+            CHECK_STR(ev.u.content_delta.text.ptr, ev.u.content_delta.text.len, "say");
+            saw = 1;
+            break;
+        }
+    }
+    CHECK(saw);
+    CHECK(t->in_keep.p != NULL); /* freed only when the queue drains */
+    panto_stream_free(t);
+    panto_stream_free(s);
+    free(more.p);
+    free(b.p);
+}
+
+int main(void) {
+    test_fixtures();
+    test_anthropic();
+    test_openai();
+    test_limits();
+    test_borrowed_input();
+    printf("test_fast: %d inputs, each decoded %zu ways\n", n_cases, 2 * N_PLANS + 1);
+    return test_report("test_fast");
+}
