@@ -55,7 +55,11 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "thinking": ("[on|off]", "show or hide the model's thinking (shown dimmed by default)"),
     "context": ("", "the system prompt, part by part with its origin, and the context's size"),
     "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
-    "tree": ("[ENTRY]", "the session's tree; /tree ENTRY continues there (a prompt: edit it)"),
+    "tree": (
+        "[ENTRY]",
+        "pick a turn of the session's tree (arrows; Enter continues after it, e edits "
+        "its prompt); /tree ENTRY continues there",
+    ),
     "fork": ("", "copy the conversation into a new session and continue there"),
     "label": ("[NAME]", "name the current entry (no NAME: remove its label)"),
     "tools": ("", "list the tools the model can call, with their owners"),
@@ -516,6 +520,8 @@ class Interactive:
                 agent.store = fresh
                 store.close()  # type: ignore[union-attr]
                 print(self._dim(f"forked: now in session {new[:8]} (the old one is unchanged)"))
+            elif not arg and self.readline is not None and sys.stdout.isatty():
+                self.tree_picker(store.tree())  # type: ignore[union-attr]
             elif not arg:
                 nodes = store.tree()  # type: ignore[union-attr]
                 for line in format_tree(nodes) or ["(empty)"]:
@@ -526,14 +532,43 @@ class Interactive:
                 if len(ids) != 1:
                     self._error(f"{arg!r} matches {len(ids)} entries (see /tree)")
                     return
-                loaded = agent.branch_from(ids[0])
-                if loaded.dangling_user is not None:
-                    self.prefill = loaded.dangling_user
-                    print(self._dim("branched: the prompt is in the input line to edit and send"))
-                else:
-                    print(self._dim(f"continuing from {ids[0]}"))
+                self._branch(ids[0])
         except PantoError as e:
             self._error(e)
+
+    def _branch(self, entry_id: str) -> None:
+        loaded = self.agent.branch_from(entry_id)
+        if loaded.dangling_user is not None:
+            self.prefill = loaded.dangling_user
+            print(self._dim("branched: the prompt is in the input line to edit and send"))
+        else:
+            print(self._dim(f"continuing from {entry_id}"))
+
+    def tree_picker(self, nodes: Any) -> None:
+        """/tree on a terminal: pick a turn with the arrow keys; Enter
+        continues after its answer, ``e`` puts its prompt in the input line
+        (to edit and send as a new branch)."""
+        import shutil
+
+        from .picker import pick
+        from .sessions import tree_rows
+
+        rows = tree_rows(nodes, width=shutil.get_terminal_size().columns - 1)
+        if not rows:
+            print(self._dim("(no prompts yet)"))
+            return
+        current = [i for i, (turn, _) in enumerate(rows) if any(n.current for n in turn)]
+        choice = pick(
+            [line for _, line in rows],
+            start=current[0] if current else len(rows) - 1,
+            keys=("e",),
+            footer="↑/↓ choose a turn · Enter: continue after it · e: edit its prompt · Esc: cancel",
+        )
+        if choice is None:
+            print(self._dim("tree: nothing chosen; the conversation is unchanged"))
+            return
+        turn = rows[choice[0]][0]
+        self._branch(turn[0].id if choice[1] == "e" else turn[-1].id)
 
     def compact(self, extra: str | None) -> None:
         print(self._dim("compacting the conversation…"))

@@ -31,7 +31,7 @@ from typing import Any, TextIO
 from ..errors import PantoError
 from ..sessions import SessionInfo, TreeNode, resolve_session_id
 
-__all__ = ["format_sessions", "format_tree", "main", "pick_session", "short_ids"]
+__all__ = ["format_sessions", "format_tree", "tree_rows", "main", "pick_session", "short_ids"]
 
 MIN_ID = 8
 
@@ -152,6 +152,15 @@ def format_tree(nodes: Sequence[TreeNode], *, width: int = 200) -> list[str]:
     the current path, ``>`` the one whose turn holds the current leaf;
     labels in brackets.  ``panto --resume ID --at ENTRY`` continues after an
     entry; ``/tree`` in the REPL shows the same."""
+    out = [line for _, line in tree_rows(nodes, width=width)]
+    if not out and nodes:
+        out.append("(no prompts yet)")
+    return out
+
+
+def tree_rows(nodes: Sequence[TreeNode], *, width: int = 200) -> list[tuple[list[TreeNode], str]]:
+    """``format_tree``'s lines with the entries each stands for: the turn
+    (its prompt, then what follows it up to a fork or the next prompt)."""
     children: dict[str | None, list[TreeNode]] = {}
     for n in nodes:
         children.setdefault(n.parent_id, []).append(n)
@@ -176,9 +185,7 @@ def format_tree(nodes: Sequence[TreeNode], *, width: int = 200) -> list[str]:
             text = f"[{', '.join(labels)}] {text}"
         if answer:
             text += f"  -> {_one_line(answer)}"
-        out.append(_cut(f"{head}  {text}", width))
-    if not out and nodes:
-        out.append("(no prompts yet)")
+        out.append((turn, _cut(f"{head}  {text}", width)))
     return out
 
 
