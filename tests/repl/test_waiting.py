@@ -4,6 +4,7 @@ when stderr is a terminal -- never in its stdout, never in json output."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -104,9 +105,10 @@ def test_one_shot_shows_a_status_line_on_a_terminal_and_erases_it(
 def test_one_shot_status_goes_to_stderr_only(
     env: Env, server: ScriptedServer, tmp_path: object
 ) -> None:
-    """stderr a terminal, stdout a file: the status line is on the terminal
-    and the file holds the answer and nothing else."""
+    """stderr a terminal, stdout a file: the status line is on the terminal,
+    cut to its width, and the file holds the answer and nothing else."""
     pexpect = pytest.importorskip("pexpect")
+    env.vars["PANTO_WAIT_HINT_AFTER"] = "0.2"
     server.push(slow(1.5, "the answer"))
     out = env.cwd / "out.txt"
     args = scripted(env, server)
@@ -117,12 +119,17 @@ def test_one_shot_status_goes_to_stderr_only(
         env=env.vars,
         encoding="utf-8",
         timeout=30,
+        dimensions=(24, 50),
     )
-    child.expect(r"waiting for model · \d\.\ds")
+    child.expect(r"waiting for model · \d\.\ds · no reply")
     child.expect(pexpect.EOF)
+    raw = child.before
     child.close()
     assert child.exitstatus == 0
     assert out.read_text() == "the answer\n"
+    frames = [re.sub(r"\x1b\[\d*m", "", f) for f in raw.split("\r\x1b[2K") if f]
+    assert frames and all(len(f) <= 49 for f in frames), frames  # never wraps
+    assert any(f.endswith("…") for f in frames)
 
 
 @pytest.mark.parametrize("fmt", ["json", "stream-json"])

@@ -339,15 +339,13 @@ class Status:
 
     def text(self, frame: str) -> str:
         """The line (without colour), cut to the terminal's width."""
-        import shutil
-
         elapsed = time.monotonic() - self.started
         text = f"{frame} waiting for {self.what} · {elapsed:.1f}s"
         if self.hint is not None and elapsed >= self.hint_after:
             extra = self.hint(self.what)
             if extra:
                 text += f" · {extra}"
-        width = shutil.get_terminal_size().columns - 1
+        width = _columns(self.out) - 1
         return text if cells(text) <= width else text[: max(width - 1, 1)] + "…"
 
     def _run(self) -> None:
@@ -383,6 +381,18 @@ class Status:
                 self._shown = False
         t.join()
         self._thread = None
+
+
+def _columns(f: IO[str]) -> int:
+    """The width of the terminal ``f`` writes to (its own size: stdout may
+    be a file while the status line is on stderr)."""
+    import os
+    import shutil
+
+    try:
+        return os.get_terminal_size(f.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        return shutil.get_terminal_size().columns
 
 
 def _isatty(f: IO[str]) -> bool:
