@@ -1,4 +1,5 @@
-"""What panto knows about models: context window, largest answer and prices.
+"""What panto knows about models: context window, largest answer, prices and
+whether they take images.
 
 A small built-in table (:data:`BUILTIN_MODELS`) plus the config's
 ``[models."provider/model"]`` tables, which add models or override single
@@ -86,6 +87,9 @@ class ModelInfo:
     output_price: float | None = None
     cache_read_price: float | None = None
     cache_write_price: float | None = None
+    #: whether the model takes images (None: unknown, they are sent); with
+    #: ``False`` both wires send a note naming each image instead
+    images: bool | None = None
     #: the table entry that matched (``provider/model``), None when none did
     source: str | None = None
 

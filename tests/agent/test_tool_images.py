@@ -367,3 +367,55 @@ def test_images_the_api_would_reject_are_refused(tmp_path: Path) -> None:
             "limit for an image",
         },
     ]
+
+
+@pytest.mark.parametrize("wire", WIRES)
+def test_a_model_without_images_gets_notes_instead(tmp_path: Path, wire: str) -> None:
+    """``[models."p/m"] images = false`` (a text-only model behind an
+    OpenAI-compatible server would reject the request, and every later one):
+    each image, of a prompt or a tool result, is a note naming it."""
+    provider = PROVIDER[wire]
+    (tmp_path / ".panto").mkdir()
+    (tmp_path / ".panto" / "config.toml").write_text(
+        f'[models."{provider}/text-only"]\nimages = false\n'
+    )
+    config = Config.load(env={}, cwd=tmp_path, model=f"{provider}/text-only")
+    assert config.models == {f"{provider}/text-only": {"images": False}}
+    data = png()
+    (tmp_path / "shot.png").write_bytes(data)
+    img = Image("image/png", base64.b64encode(data).decode())
+    note = f"[image: image/png, {len(data)} B] not sent: this model does not take images"
+    note += " ([models] images = false)"
+    with ScriptedServer() as server:
+        server.push(Reply([ToolUse("toolu_0", "read", {"path": "shot.png"})]), Reply([Text("ok")]))
+        from dataclasses import replace
+
+        config = replace(
+            config, base_url=server.base_url(wire), api_key="k", max_retries=0, cache_enabled=False
+        )
+        agent = open_agent(config, cwd=tmp_path, session=None, extensions="builtin")
+        try:
+            agent.submit_user_message("look at this", [img])
+            with agent.run() as stream:
+                list(stream)
+        finally:
+            agent.close()
+        first, second = (r.json["messages"] for r in server.requests)
+    text = f"Image file shot.png (image/png, {len(data)} bytes), attached."
+    if wire == "anthropic-messages":
+        assert first[-1]["content"] == [
+            {"type": "text", "text": "look at this"},
+            {"type": "text", "text": note},
+        ]
+        assert second[-1]["content"][0]["content"] == [
+            {"type": "text", "text": text},
+            {"type": "text", "text": note},
+        ]
+    else:
+        assert first[-1] == {"role": "user", "content": "look at this\n" + note}
+        assert second[-1] == {
+            "role": "tool",
+            "tool_call_id": "toolu_0",
+            "content": text + "\n" + note,
+        }
+    assert img.data_b64 not in json.dumps([first, second])

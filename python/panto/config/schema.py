@@ -383,6 +383,7 @@ MODEL_FIELDS: dict[str, Spec] = {
     "output_price": _NONNEG_FLOAT,
     "cache_read_price": _NONNEG_FLOAT,
     "cache_write_price": _NONNEG_FLOAT,
+    "images": Bool(),
 }
 
 SCHEMA = Table(

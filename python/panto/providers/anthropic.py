@@ -42,7 +42,7 @@ from ..conversation import (
     ToolUse,
 )
 from ..tools import ToolDecl
-from .base import Provider, system_text
+from .base import IMAGES_OFF_NOTE, Provider, system_text
 
 __all__ = [
     "ANTHROPIC_VERSION",
@@ -79,7 +79,7 @@ def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
     return blocks
 
 
-def _user_blocks(m: Message) -> list[dict[str, Any]]:
+def _user_blocks(m: Message, images: bool = True) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     texts: list[dict[str, Any]] = []
     for b in m.content:
@@ -87,7 +87,7 @@ def _user_blocks(m: Message) -> list[dict[str, Any]]:
             content: str | list[dict[str, Any]] = b.content
             if b.images:  # the list form: the text (when there is any), then the images
                 content = [{"type": "text", "text": b.content}] if b.content else []
-                content += [_image(i) for i in b.images]
+                content += [_image(i, images) for i in b.images]
             results.append(
                 {
                     "type": "tool_result",
@@ -99,13 +99,15 @@ def _user_blocks(m: Message) -> list[dict[str, Any]]:
         elif isinstance(b, Text):
             texts.append({"type": "text", "text": b.text})
         elif isinstance(b, Image):
-            texts.append(_image(b))
+            texts.append(_image(b, images))
     return results + texts
 
 
-def _image(b: Image) -> dict[str, Any]:
+def _image(b: Image, send: bool = True) -> dict[str, Any]:
     from ..images import MAX_IMAGE_B64, image_marker  # (start-up: loaded only with images)
 
+    if not send:
+        return {"type": "text", "text": image_marker(b) + " " + IMAGES_OFF_NOTE}
     if len(b.data_b64) > MAX_IMAGE_B64:
         # the API would reject it, and with it every later request of the
         # session: the model is told instead
@@ -115,7 +117,9 @@ def _image(b: Image) -> dict[str, Any]:
     return {"type": "image", "source": source}
 
 
-def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def serialize_messages(messages: Sequence[Message], images: bool = True) -> list[dict[str, Any]]:
+    """The ``messages`` array; ``images=False`` sends each image as a text
+    note naming it (a model that takes none)."""
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "system":
@@ -123,7 +127,7 @@ def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         if m.role == "assistant":
             role, blocks = "assistant", _assistant_blocks(m)
         else:
-            role, blocks = "user", _user_blocks(m)
+            role, blocks = "user", _user_blocks(m, images)
         if not blocks:
             continue
         if out and out[-1]["role"] == role:
@@ -166,7 +170,7 @@ class AnthropicProvider(Provider):
         system = system_text(messages)
         if system:
             body["system"] = system
-        body["messages"] = serialize_messages(messages)
+        body["messages"] = serialize_messages(messages, self.images)
         if tools:
             body["tools"] = serialize_tools(tools)
         body["max_tokens"] = cfg.max_tokens

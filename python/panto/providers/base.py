@@ -18,6 +18,7 @@ from typing import Any
 from ..config import Config
 from ..conversation import Message, Text
 from ..errors import ProviderError
+from ..models import model_info
 from ..tools import ToolDecl
 from .transport import (
     backoff_delay,
@@ -57,6 +58,10 @@ class PreparedRequest:
         return f"PreparedRequest(url={self.url!r}, body={len(self.body)} bytes)"
 
 
+#: What stands for an image (after its marker) when the model takes none.
+IMAGES_OFF_NOTE = "not sent: this model does not take images ([models] images = false)"
+
+
 def system_text(messages: Sequence[Message]) -> str:
     """All system messages' text, joined by blank lines."""
     parts = []
@@ -82,6 +87,9 @@ class Provider(ABC):
         secrets += secret_header_values(self.extra_headers)
         self.secrets: tuple[str, ...] = tuple(dict.fromkeys(secrets))
         register_secrets(self.secrets)
+        #: send images (False: the model's ``[models] images = false``; each
+        #: image is then a text note naming it)
+        self.images = model_info(config).images is not False
 
     @property
     @abstractmethod

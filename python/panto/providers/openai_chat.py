@@ -37,7 +37,7 @@ from typing import Any
 
 from ..conversation import Image, Message, Text, ToolResultBlock, ToolUse
 from ..tools import ToolDecl
-from .base import Provider, system_text
+from .base import IMAGES_OFF_NOTE, Provider, system_text
 
 __all__ = [
     "TOOL_IMAGES_HEADER",
@@ -64,7 +64,9 @@ def serialize_tools(tools: Sequence[ToolDecl]) -> list[dict[str, Any]]:
     ]
 
 
-def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def serialize_messages(messages: Sequence[Message], images: bool = True) -> list[dict[str, Any]]:
+    """The ``messages`` array; ``images=False`` sends each image as a text
+    note naming it (a model that takes none)."""
     out: list[dict[str, Any]] = []
     system = system_text(messages)
     if system:
@@ -103,11 +105,14 @@ def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         # user or tool: tool results first (they answer the previous
         # assistant message), then any text as a user message.
         texts = []
-        images = []
+        user_images = []
         for b in m.content:
             if isinstance(b, ToolResultBlock):
                 content = f"Error: {b.content}" if b.is_error else b.content
-                if b.images:
+                if b.images and not images:
+                    notes = "\n".join(_image_off(i) for i in b.images)
+                    content = f"{content}\n{notes}" if content else notes
+                elif b.images:
                     note = TOOL_IMAGES_NOTE.format(n=len(b.images))
                     content = f"{content}\n{note}" if content else note
                     result_images.append(
@@ -117,19 +122,27 @@ def serialize_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 out.append({"role": "tool", "tool_call_id": b.tool_use_id, "content": content})
             elif isinstance(b, Text):
                 texts.append(b.text)
+            elif isinstance(b, Image) and not images:
+                texts.append(_image_off(b))
             elif isinstance(b, Image):
-                images.append(_image_url(b))
-        if (texts or images) and result_images:
+                user_images.append(_image_url(b))
+        if (texts or user_images) and result_images:
             out.append({"role": "user", "content": result_images})
             result_images = []
-        if images:  # the array form: text parts, then the images
+        if user_images:  # the array form: text parts, then the images
             parts = [{"type": "text", "text": "\n".join(texts)}] if texts else []
-            out.append({"role": "user", "content": parts + images})
+            out.append({"role": "user", "content": parts + user_images})
         elif texts:
             out.append({"role": "user", "content": "\n".join(texts)})
     if result_images:
         out.append({"role": "user", "content": result_images})
     return out
+
+
+def _image_off(b: Image) -> str:
+    from ..images import image_marker
+
+    return f"{image_marker(b)} {IMAGES_OFF_NOTE}"
 
 
 def _image_url(b: Image) -> dict[str, Any]:
@@ -154,7 +167,7 @@ class OpenAIChatProvider(Provider):
         cfg = self.config
         body: dict[str, Any] = {
             "model": cfg.model,
-            "messages": serialize_messages(messages),
+            "messages": serialize_messages(messages, self.images),
         }
         if tools:
             body["tools"] = serialize_tools(tools)
