@@ -94,3 +94,17 @@ def test_escape_changes_nothing(env: Env, server: ScriptedServer, term: Callable
         "third",
     ]
     assert "\x1b[?25h" in t.raw  # the cursor is shown again
+
+
+def test_sigterm_in_the_picker_restores_the_terminal(
+    env: Env, server: ScriptedServer, term: Callable[..., Pty]
+) -> None:
+    import signal
+    import termios
+
+    t = two_turns(env, server, term)
+    lflags = termios.tcgetattr(t.child.child_fd)[3]
+    assert not lflags & termios.ICANON  # the picker reads keys one by one
+    t.child.kill(signal.SIGTERM)
+    assert t.wait_exit(timeout=20) == 143
+    assert t.raw.rfind("\x1b[?25h") > t.raw.rfind("\x1b[?25l")  # the cursor is back
