@@ -26,6 +26,7 @@ __all__ = [
     "MAX_IMAGE_B64",
     "MAX_IMAGE_BYTES",
     "MAX_IMAGE_SIDE",
+    "check_images",
     "image_marker",
     "image_size",
     "image_tokens",
@@ -168,11 +169,14 @@ def image_size(img: Image) -> int:
 def image_marker(img: Image) -> str:
     """How an image is shown where its data must not go (a terminal, a
     transcript): ``[image: image/png, 12 KB]``."""
+    return f"[image: {img.media_type}, {_shown_size(img)}]"
+
+
+def _shown_size(img: Image) -> str:
     size = image_size(img)
-    shown = f"{size} B" if size < 1024 else f"{size / 1024:.0f} KB"
     if size >= 1024 * 1024:
-        shown = f"{size / (1024 * 1024):.1f} MB"
-    return f"[image: {img.media_type}, {shown}]"
+        return f"{size / (1024 * 1024):.1f} MB"
+    return f"{size} B" if size < 1024 else f"{size / 1024:.0f} KB"
 
 
 def _dimensions(img: Image) -> tuple[int, int] | None:
@@ -201,3 +205,41 @@ def image_tokens(img: Image) -> int:
         return IMAGE_TOKENS_MAX
     w, h = dims
     return max(1, min(IMAGE_TOKENS_MAX, (w * h + 749) // 750))
+
+
+def check_images(images: tuple[Image, ...]) -> tuple[tuple[Image, ...], list[str]]:
+    """A tool's images as they may be sent: ``(kept, notes)``.  An image
+    whose data is not a PNG, JPEG, GIF or WebP, is over the size limit
+    (:data:`MAX_IMAGE_B64`) or has a side over :data:`MAX_IMAGE_SIDE` is
+    dropped with a note saying why (the API would reject it, and every later
+    request of the session with it); a wrong media type is corrected from
+    the data."""
+    kept: list[Image] = []
+    notes: list[str] = []
+    for img in images:
+        try:
+            head = base64.b64decode(img.data_b64[:16])
+        except ValueError:
+            head = b""
+        mt = media_type_of(head)
+        if mt is None:
+            notes.append(
+                f"[image dropped: the {img.media_type} data is not a PNG, JPEG, GIF or WebP image]"
+            )
+            continue
+        if mt != img.media_type:
+            img = Image(mt, img.data_b64)
+        if len(img.data_b64) > MAX_IMAGE_B64:
+            notes.append(
+                f"[image dropped: {img.media_type}, {_shown_size(img)}, "
+                "over the 5 MiB (base64) limit]"
+            )
+            continue
+        dims = _dimensions(img)
+        if dims is not None and max(dims) > MAX_IMAGE_SIDE:
+            notes.append(
+                f"[image dropped: {dims[0]}x{dims[1]} pixels, over {MAX_IMAGE_SIDE} a side]"
+            )
+            continue
+        kept.append(img)
+    return tuple(kept), notes

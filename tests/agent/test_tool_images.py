@@ -419,3 +419,59 @@ def test_a_model_without_images_gets_notes_instead(tmp_path: Path, wire: str) ->
             "content": text + "\n" + note,
         }
     assert img.data_b64 not in json.dumps([first, second])
+
+
+def test_images_a_tool_gets_wrong_are_fixed_or_dropped_with_a_note(
+    server: ScriptedServer,
+) -> None:
+    """Any tool (a Lua extension's panto.tool_result, a Python ToolSource)
+    may return an image the API would reject -- and then reject every later
+    request of the session: the turn corrects a wrong media type from the
+    data and drops what is not an image, too large or too wide, saying so."""
+    from support.agent import make_config
+
+    from panto.agent import Agent
+    from panto.images import MAX_IMAGE_B64
+    from panto.tools import ToolCall, ToolDecl, ToolOutput, ToolSource
+
+    good = base64.b64encode(png()).decode()
+    wide = base64.b64encode(png(9000, 1)).decode()
+    svg = base64.b64encode(b"<svg xmlns='http://www.w3.org/2000/svg'/>").decode()
+    huge = good + "A" * (MAX_IMAGE_B64 - len(good) + 4)
+
+    class Odd(ToolSource):
+        name = "odd"
+
+        def decls(self) -> list[ToolDecl]:
+            return [ToolDecl("odd", "odd images")]
+
+        def invoke_batch(self, calls: list[ToolCall]) -> list[ToolOutput]:
+            images = (
+                Image("image/jpeg", good),  # a PNG, wrongly named
+                Image("image/svg+xml", svg),
+                Image("image/png", huge),
+                Image("image/png", wide),
+            )
+            return [ToolOutput("four", False, images) for _ in calls]
+
+    server.push(Reply([ToolUse("c1", "odd", {})]), Reply([Text("ok")]))
+    with Agent(make_config(server, "anthropic-messages")) as agent:
+        agent.register_tool_source(Odd())
+        agent.submit_user_message("go")
+        with agent.run() as stream:
+            (res,) = [e for e in stream if isinstance(e, ToolResult)]
+        block = agent.conversation[-2].content[0]
+    assert res.images == block.images == (Image("image/png", good),)
+    assert (
+        res.content
+        == block.content
+        == (
+            "four\n"
+            "[image dropped: the image/svg+xml data is not a PNG, JPEG, GIF or WebP image]\n"
+            "[image dropped: image/png, 3.8 MB, over the 5 MiB (base64) limit]\n"
+            "[image dropped: 9000x1 pixels, over 8000 a side]"
+        )
+    )
+    sent = server.requests[-1].json["messages"][-1]["content"][0]["content"]
+    assert [p["type"] for p in sent] == ["text", "image"]
+    assert sent[1]["source"]["media_type"] == "image/png"

@@ -236,6 +236,8 @@ class ToolRound:
             return []  # late result of a group that timed out or was cancelled
         g.done = True
         for i, o in zip(g.indices, outs):
+            if o is not None and o.images:
+                o = _checked_images(o)
             self.results[i] = o if o is not None else ToolOutput("no result", True)
         return g.indices
 
@@ -621,6 +623,18 @@ class Turn:
     def _expect(self, phase: Phase) -> None:
         if self.phase is not phase:
             raise PantoError(f"turn: expected phase {phase.value}, not {self.phase.value}")
+
+
+def _checked_images(o: ToolOutput) -> ToolOutput:
+    """``o`` without images the API would reject (``panto.images.check_images``:
+    each dropped one leaves a note in the text)."""
+    from ..images import check_images
+
+    images, notes = check_images(tuple(o.images))
+    if not notes and images == o.images:
+        return o
+    content = "\n".join([o.content, *notes]) if o.content else "\n".join(notes)
+    return ToolOutput(content, o.is_error, images)
 
 
 def failed_before_start(error: str) -> dict[str, Any]:
