@@ -58,7 +58,7 @@ def test_decoder_does_not_import_httpx_or_lupa():
 
 def test_the_sync_agent_path_does_not_import_asyncio():
     """asyncio costs ~45 ms to import; only run_async (and the Lua runtime's
-    loop thread) need it."""
+    loop thread) need it.  httpx (~50 ms) only run_async and a proxy."""
     mods = loaded_after("import panto.agent, panto.agent.stream, panto.cli.chat")
     assert "asyncio" not in mods and "email.utils" not in mods
     mods = loaded_after(
@@ -71,7 +71,9 @@ def test_the_sync_agent_path_does_not_import_asyncio():
         "    text = [e for e in s]\n"
         "a.close()"
     )
-    assert "httpx" in mods and "asyncio" not in mods
+    # the stdlib transport (providers.http11), no httpx
+    assert "panto.providers.http11" in mods
+    assert "httpx" not in mods and "asyncio" not in mods
 
 
 def test_lazy_attributes():

@@ -17,6 +17,7 @@ the system prompt's parts) for callers that show them, like the CLI.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,9 +29,12 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .config import Config
     from .lua import LoadReport, LuaToolSource
+    from .lua.lazy import LazyLuaToolSource
     from .sessions import LoadedSession, SessionStore
     from .system_prompt import SystemPrompt
     from .tools import Tool
+
+log = logging.getLogger("panto.app")
 
 __all__ = ["AgentSession", "Extensions", "SessionSpec", "open_agent", "open_session"]
 
@@ -47,13 +51,21 @@ class Extensions:
 
     def __init__(
         self,
-        source: LuaToolSource | None = None,
+        source: LuaToolSource | LazyLuaToolSource | None = None,
         report: LoadReport | None = None,
         error: str | None = None,
     ) -> None:
         self.source = source
-        self.report = report
+        self._report = report
         self.error = error
+
+    @property
+    def report(self) -> LoadReport | None:
+        """The load report; a source started lazily (``panto.lua.lazy``)
+        starts its runtime to give it."""
+        if self._report is None and self.source is not None:
+            self._report = getattr(self.source, "report", None)
+        return self._report
 
     def commands(self) -> dict[str, str]:
         """Lua-registered slash commands: name (without ``/``) -> description."""
@@ -286,15 +298,25 @@ def _load_extensions(
     notices and panto carries on with what loaded (or without Lua)."""
     if extensions is False:
         return Extensions()
-    try:
-        import panto.lua as plua  # cheap: lupa loads when the runtime starts
+    import panto.lua as plua  # cheap: lupa loads when the runtime starts
+    from panto.lua import lazy
 
-        src, report = plua.create_source(
-            config=config,
-            cwd=cwd,
-            no_extensions=extensions == "builtin",
-            deny=list(deny),
+    def start() -> tuple[Any, Any]:
+        return plua.create_source(
+            config=config, cwd=cwd, no_extensions=extensions == "builtin", deny=list(deny)
         )
+
+    try:
+        key = lazy.startup_key(config, cwd=cwd, no_extensions=extensions == "builtin", deny=deny)
+    except Exception as e:  # noqa: BLE001 - no cache then: the eager load reports problems
+        log.debug("no extension start-up cache: %s", e)
+        key = None
+    if key is not None:
+        cached = lazy.cached_source(key, start)
+        if cached is not None:  # the runtime starts when a tool first runs
+            return Extensions(cached)
+    try:
+        src, report = start()
     except ImportError as e:
         return _no_lua(f"Lua extensions are unavailable ({e})", note)
     except Exception as e:  # noqa: BLE001 - lupa missing or broken, a bad runtime
@@ -304,6 +326,8 @@ def _load_extensions(
         return _no_lua(f"Lua extensions are unavailable: {e}", note)
     for err in report.errors:
         note(f"extension: {err}")
+    if key is not None:
+        lazy.save(key, src, report)
     return Extensions(src, report)
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "home_dir",
     "xdg_config_home",
     "xdg_data_home",
+    "xdg_cache_home",
     "panto_home",
     "user_config_dir",
     "sessions_dir",
@@ -52,6 +53,11 @@ def xdg_config_home(env: Mapping[str, str] | None = None) -> Path:
 def xdg_data_home(env: Mapping[str, str] | None = None) -> Path:
     """``$XDG_DATA_HOME`` when absolute, else ``~/.local/share``."""
     return _xdg("XDG_DATA_HOME", os.path.join(".local", "share"), env)
+
+
+def xdg_cache_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$XDG_CACHE_HOME`` when absolute, else ``~/.cache``."""
+    return _xdg("XDG_CACHE_HOME", ".cache", env)
 
 
 def panto_home(env: Mapping[str, str] | None = None) -> Path:

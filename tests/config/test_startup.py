@@ -183,3 +183,184 @@ def test_https_verifies_against_the_system_ca_directory_lazily(
     # a bundle of one's own in SSL_CERT_FILE is loaded as asked (httpx's default)
     monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
     assert tls_verify(True) is True
+
+
+# -- panto -p without the Lua runtime, httpx or asyncio (panto.lua.lazy) ----------------
+
+_PROBE = """\
+import json, sys
+from panto.cli import main
+rc = main(sys.argv[1:])
+heavy = ("asyncio", "lupa", "lupa.lua54", "httpx", "ssl", "panto.lua.runtime")
+print(json.dumps({"rc": rc, "loaded": [m for m in heavy if m in sys.modules]}), file=sys.stderr)
+"""
+
+
+def _panto_p(server: ScriptedServer, cwd: Path, *args: str) -> dict[str, Any]:
+    """``panto -p`` in a fresh interpreter against ``server``: its exit
+    code, which heavy modules it imported, its stdout and stderr."""
+    import json
+    import os
+    import sys
+
+    env = dict(os.environ)
+    env.update(
+        PANTO_MODEL="anthropic/m",
+        PANTO_BASE_URL=server.url,
+        ANTHROPIC_API_KEY="sk-test-startup",
+        PANTO_MAX_RETRIES="0",
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", _PROBE, "-p", "hi", "--no-session", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith('{"rc"')]
+    assert lines, r.stderr
+    out = json.loads(lines[-1])
+    out.update(stdout=r.stdout, stderr=r.stderr)
+    return out
+
+
+def _tool_names(req: Any) -> list[str]:
+    return [t["name"] for t in req.json.get("tools", [])]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def test_panto_p_starts_no_lua_runtime_httpx_or_asyncio_when_its_tools_are_cached(
+    repo: Path,
+) -> None:
+    from panto.lua import lazy
+
+    with ScriptedServer() as server:
+        server.push(Reply([Text("one")]), Reply([Text("two")]))
+        first = _panto_p(server, repo)
+        assert first["rc"] == 0 and "one" in first["stdout"]
+        # the first start-up loads the extensions for real and records them
+        assert "lupa" in first["loaded"] and "asyncio" in first["loaded"]
+        assert list(lazy.cache_dir().glob("*.json"))
+        second = _panto_p(server, repo)
+        assert second["rc"] == 0 and "two" in second["stdout"]
+        assert second["loaded"] == [], second["loaded"]  # nor httpx, nor ssl for http://
+        # the model is offered the same tools either way
+        tools = _tool_names(server.requests[0])
+        assert {"read", "write", "edit", "bash", "grep", "find", "ls"} <= set(tools)
+        assert server.requests[1].json["tools"] == server.requests[0].json["tools"]
+        assert server.requests[1].json["system"] == server.requests[0].json["system"]
+
+
+def test_a_tool_call_starts_the_runtime_through_the_policy(repo: Path) -> None:
+    from panto.conversation import ToolUse
+
+    (repo / "notes.txt").write_text("the cached runtime still reads\n")
+    with ScriptedServer() as server:
+        server.push(Reply([Text("warm")]))
+        assert _panto_p(server, repo)["rc"] == 0  # records the cache
+        server.push(
+            Reply([ToolUse("t1", "read", {"path": "notes.txt"})]),
+            Reply([Text("done")]),
+        )
+        run = _panto_p(server, repo)
+        assert run["rc"] == 0 and "done" in run["stdout"]
+        assert "lupa" in run["loaded"]  # started when the model called read
+        result = server.requests[-1].json["messages"][-1]["content"][0]
+        assert result["type"] == "tool_result" and "cached runtime still reads" in str(result)
+        # --deny is part of the key: a denied tool is neither offered nor runnable
+        server.push(Reply([Text("a")]), Reply([Text("b")]))
+        _panto_p(server, repo, "--deny", "std.bash")
+        again = _panto_p(server, repo, "--deny", "std.bash")
+        assert again["loaded"] == []
+        assert "bash" not in _tool_names(server.requests[-1])
+        assert "read" in _tool_names(server.requests[-1])
+
+
+def test_an_extension_of_ones_own_loads_at_start_up(repo: Path) -> None:
+    import os
+
+    ext = Path(os.environ["XDG_CONFIG_HOME"]) / "panto" / "extensions"
+    ext.mkdir(parents=True)
+    (ext / "mine.lua").write_text(
+        'return { name = "user.mine", activate = function() '
+        'panto.ext.register_tool { name = "mine", description = "d", '
+        'schema = { type = "object" }, handler = function() return "x" end } end }\n'
+    )
+    with ScriptedServer() as server:
+        server.push(Reply([Text("1")]), Reply([Text("2")]))
+        for _ in range(2):
+            run = _panto_p(server, repo)
+            assert run["rc"] == 0 and "lupa" in run["loaded"]
+        assert "mine" in _tool_names(server.requests[-1])
+
+
+def test_a_stale_cache_is_dropped_when_the_runtime_starts(tmp_path: Path) -> None:
+    from panto.config import Config
+    from panto.lua import lazy
+    from panto.tools import ToolCall
+
+    cfg = Config(provider="anthropic", model="m", api_key="k")
+    key = lazy.startup_key(cfg, cwd=str(tmp_path))
+    assert key is not None
+    started: list[int] = []
+
+    class Real:
+        def decls(self) -> list[Any]:
+            return []  # the extensions no longer declare "ghost"
+
+        def invoke_batch(self, calls: Any) -> list[Any]:
+            return ["ran"] * len(calls)
+
+    class Report:
+        errors: list[str] = []
+
+    def start() -> tuple[Any, Any]:
+        started.append(1)
+        return Real(), Report()
+
+    d = lazy.cache_dir()
+    d.mkdir(parents=True)
+    (d / f"{key}.json").write_text(
+        '{"v": 1, "decls": [{"name": "ghost", "description": "g", "schema": {}, '
+        '"timeout": null}], "commands": {}, "prompts": [], "entries": []}'
+    )
+    src = lazy.cached_source(key, start)
+    assert src is not None and [d.name for d in src.decls()] == ["ghost"] and not started
+    assert src.hooks.user_message("x") == "x" and not started  # no handlers: no start
+    assert src.invoke_batch([ToolCall("1", "ghost", {})]) == ["ran"] and started == [1]
+    assert not (d / f"{key}.json").exists()
+    assert src.decls() == []
+
+
+def test_no_cache_key_with_rocks_paths_or_the_cache_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from panto.config import Config
+    from panto.lua import lazy
+
+    cfg = Config(provider="anthropic", model="m", api_key="k")
+    key = lazy.startup_key(cfg, cwd=str(tmp_path))
+    assert key is not None and key == lazy.startup_key(cfg, cwd=str(tmp_path))
+    assert lazy.startup_key(cfg, cwd=str(tmp_path), deny=["std.bash"]) != key
+    monkeypatch.setenv("PANTO_EXTENSION_CACHE", "0")
+    assert lazy.startup_key(cfg, cwd=str(tmp_path)) is None
+
+
+def test_the_builtin_extensions_read_nothing_of_panto_config() -> None:
+    """The start-up cache key holds only the ``[extensions]`` tables of the
+    config: a built-in extension that read ``panto.config`` (the model, the
+    base URL...) to decide what it registers would need more in the key."""
+    import panto.lua
+
+    std = Path(panto.lua.__file__).parent / "extensions"
+    files = list(std.rglob("*.lua"))
+    assert files
+    for f in files:
+        assert "panto.config" not in f.read_text(), f

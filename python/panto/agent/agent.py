@@ -85,7 +85,7 @@ class Agent:
         self.conversation = conversation if conversation is not None else Conversation()
         self._tools: dict[str, Tool] = {}
         self._sources: list[ToolSource] = []
-        self._http: httpx.Client | None = None
+        self._http: Any = None  # providers.transport.sync_client()
         self._http_tls = False
         self._ahttp: dict[tuple[int, bool], httpx.AsyncClient] = {}
         self._lock = threading.Lock()
@@ -488,8 +488,9 @@ class Agent:
 
     # -- HTTP clients ---------------------------------------------------------------
 
-    def _http_client(self) -> httpx.Client:
-        # TLS only for https: loading the CA certificates costs ~40-60 ms of
+    def _http_client(self) -> Any:
+        # The stdlib client (providers.http11; httpx's with a proxy).  TLS
+        # only for https: loading the CA certificates costs ~40-60 ms of
         # CPU at start-up, which an http:// provider (a local server, the
         # mock) never needs.  A later switch to an https provider replaces
         # the client with a verifying one.
@@ -498,14 +499,10 @@ class Agent:
         if client is None or (https and not self._http_tls):
             with self._lock:
                 if self._http is None or (https and not self._http_tls):
-                    import httpx
-
-                    from ..providers.transport import tls_verify
+                    from ..providers.transport import sync_client
 
                     old, self._http_tls = self._http, https
-                    self._http = httpx.Client(
-                        http2=False, follow_redirects=False, verify=tls_verify(https)
-                    )
+                    self._http = sync_client(https)
                     if old is not None:
                         old.close()
                 client = self._http

@@ -164,9 +164,7 @@ class _Driver:
 def _stall(watch: tp.Watch | None, req: PreparedRequest) -> PantoError | None:
     """The watchdog's error when it is what ended the attempt."""
     if watch is not None and watch.fired:
-        import httpx
-
-        return tp.stall_error(watch.fired, httpx.URL(req.url).host, watch.idle or 0.0)
+        return tp.stall_error(watch.fired, tp.host_of(req.url), watch.idle or 0.0)
     return None
 
 
@@ -260,8 +258,6 @@ class Stream(_Driver):
 
     def _attempt(self, turn: Turn, req: PreparedRequest) -> Iterator[Event]:
         """One HTTP attempt, up to the terminal event.  Raises PantoError."""
-        import httpx
-
         from ..decoder import StreamDecoder
 
         ctx = turn.ctx
@@ -271,24 +267,17 @@ class Stream(_Driver):
         client = ctx.http_client()
         watch: tp.Watch | None = None
         try:
-            request = client.build_request(
-                "POST",
+            resp = self._resp = tp.send(
+                client,
                 req.url,
-                content=req.body,
-                headers=tp.prepare_headers(req.headers),
-                timeout=tp.timeouts(cfg.connect_timeout, cfg.read_timeout, first_byte),
+                req.body,
+                req.headers,
+                connect=cfg.connect_timeout,
+                read=cfg.read_timeout,
+                first_byte=first_byte,
             )
-            try:
-                resp = self._resp = client.send(request, stream=True)
-            except httpx.ReadTimeout:
-                if first_byte is not None and first_byte < cfg.read_timeout:
-                    raise tp.stall_error(
-                        "first_byte", httpx.URL(req.url).host, first_byte
-                    ) from None
-                raise
             if self._cancel.is_set():
                 raise _Cancelled()
-            tp.body_started(request, cfg.read_timeout)
             if resp.status_code != 200 or tp.is_json(resp):
                 body = tp.read_error_body(resp)
                 self._close_response()
@@ -319,7 +308,7 @@ class Stream(_Driver):
                     watch.progress()
                 yield from out
             raise TruncatedStream("the response ended without a terminal event")
-        except (httpx.HTTPError, PantoError) as exc:
+        except (PantoError, *tp.errors()) as exc:
             if self._cancel.is_set():
                 raise _Cancelled() from None
             stalled = _stall(watch, req)

@@ -1,19 +1,21 @@
 """panto's Lua runtime (lupa, Lua 5.4): one long-lived state on its own
 event-loop thread, exposed to the agent as the ``panto-lua`` tool source.
 
-``import panto.lua`` is cheap; lupa loads when the runtime starts.
+``import panto.lua`` is cheap: its names are imported on first use (PEP 562)
+and lupa (with asyncio) loads when the runtime starts.  ``create_source``
+starts it; ``panto.lua.lazy`` starts without it when the extensions'
+declarations are known from the start-up cache.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .loader import LoadReport, discover_sources, load_extensions
-from .runtime import LuaRuntime, LuaScriptError, get_runtime, shutdown_runtime
-from .source import HookDecision, LuaHooks, LuaToolSource
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ..config import Config
+    from .loader import LoadReport, discover_sources, load_extensions
+    from .runtime import LuaRuntime, LuaScriptError, get_runtime, shutdown_runtime
+    from .source import HookDecision, LuaHooks, LuaToolSource
 
 __all__ = [
     "LuaRuntime",
@@ -28,6 +30,35 @@ __all__ = [
     "discover_sources",
     "create_source",
 ]
+
+# public name -> submodule that defines it
+_LAZY = {
+    "LuaRuntime": "runtime",
+    "LuaScriptError": "runtime",
+    "get_runtime": "runtime",
+    "shutdown_runtime": "runtime",
+    "LoadReport": "loader",
+    "discover_sources": "loader",
+    "load_extensions": "loader",
+    "LuaToolSource": "source",
+    "LuaHooks": "source",
+    "HookDecision": "source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'panto.lua' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def create_source(
@@ -50,6 +81,10 @@ def create_source(
     and ``[tools.timeouts]`` per-tool ones (``default_timeout`` overrides the
     former).
     """
+    from .loader import load_extensions
+    from .runtime import get_runtime
+    from .source import LuaToolSource
+
     rt = runtime or get_runtime()
     rt.set_config(config.lua_view())
     report = load_extensions(

@@ -33,14 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExtensionError
-from ..extensions.policy import match as glob_match
-from .control import LuaInterrupted
-from .runtime import LuaRuntime, LuaScriptError
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..extensions.policy import LoadPlan
     from ..extensions.rocks import SyncReport
+    from .runtime import LuaRuntime
 
 __all__ = [
     "Source",
@@ -125,6 +123,14 @@ class LoadReport:
         extra = [f"error: {e}" for e in self.errors if e not in shown]
         extra += [f"warning: {w}" for w in self.warnings]
         return out + "".join(line + "\n" for line in extra)
+
+
+def glob_match(pattern: str, name: str) -> bool:
+    """``panto.extensions.policy.match`` (imported when first needed: the
+    lazy start-up discovers sources without the policy module)."""
+    from ..extensions.policy import match
+
+    return match(pattern, name)
 
 
 def base_dirs() -> list[Path]:
@@ -332,6 +338,8 @@ async def _load(
 ) -> LoadReport:
     from ..extensions.policy import Candidate, plan_load
     from ..extensions.policy import Source as Slot
+    from .control import LuaInterrupted
+    from .runtime import LuaScriptError
 
     roots: list[Path] = []
     for src in sources:

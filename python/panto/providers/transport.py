@@ -2,10 +2,13 @@
 scrubber for secrets.
 
 Everything here is wire-independent: the provider classes (``base.py`` and
-one module per wire) build the request; this module sends it (``send`` /
-``asend``), reads a bounded prefix of an error body (``read_error_body``),
+one module per wire) build the request; this module sends it (``send``, on
+the client ``sync_client`` chose: the stdlib ``http11.Client``, or httpx's
+when a proxy is configured; the async driver uses ``httpx.AsyncClient``),
+reads a bounded prefix of an error body (``read_error_body``),
 picks the body iterator that undoes a content encoding (``body_chunks``),
-maps httpx errors to ``ProviderError`` (``transport_error``), wakes a reader
+maps transport errors (httpx's or ``http11``'s) to ``ProviderError``
+(``transport_error``), wakes a reader
 blocked on a socket (``shutdown_socket``), computes retry delays
 (``retry_after_seconds``, ``backoff_delay``) and runs the watchdogs
 (``Watch``: first byte, idle).
@@ -25,6 +28,7 @@ import logging
 import os
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -34,6 +38,12 @@ from ..errors import PantoError, ProviderError
 
 __all__ = [
     "ERROR_BODY_LIMIT",
+    "PROXY_VARS",
+    "errors",
+    "host_of",
+    "proxy_configured",
+    "send",
+    "sync_client",
     "SECRET_PREFIX",
     "Watch",
     "backoff_delay",
@@ -255,6 +265,125 @@ def timeouts(connect: float, read: float, first_byte: float | None) -> Any:
     return httpx.Timeout(head, connect=connect, pool=connect)
 
 
+#: Environment variables naming a proxy (httpx honours them; ``http11`` does not).
+PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy")
+
+
+def proxy_configured(env: Mapping[str, str] | None = None) -> bool:
+    """A proxy is set in the environment (``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``ALL_PROXY``, any case)."""
+    env = os.environ if env is None else env
+    return any(env.get(v) or env.get(v.upper()) for v in PROXY_VARS)
+
+
+def ssl_context() -> Any:
+    """The verifying TLS context of an https client (see ``tls_verify``):
+    the system's hashed CA directory, read lazily; else the bundle named by
+    ``SSL_CERT_FILE``, else certifi's (httpx's default), else OpenSSL's
+    default paths.  ``SSL_CERT_DIR`` is added when set."""
+    import ssl
+
+    v = tls_verify(True)
+    if isinstance(v, ssl.SSLContext):
+        return v
+    cafile = os.environ.get("SSL_CERT_FILE")
+    if not (cafile and os.path.isfile(cafile)):
+        try:
+            import certifi
+
+            cafile = certifi.where()
+        except ImportError:
+            cafile = None
+    ctx = ssl.create_default_context(cafile=cafile)
+    capath = os.environ.get("SSL_CERT_DIR")
+    if capath and os.path.isdir(capath):
+        ctx.load_verify_locations(capath=capath)
+    return ctx
+
+
+def sync_client(https: bool) -> Any:
+    """The sync agent's HTTP client: ``http11.Client`` (the standard
+    library), or ``httpx.Client`` when a proxy is configured (httpx speaks
+    to it).  ``https``: the provider is https, so the verifying TLS context
+    is made now (an http client makes one only if an https request comes)."""
+    if proxy_configured():
+        import httpx
+
+        return httpx.Client(http2=False, follow_redirects=False, verify=tls_verify(https))
+    from .http11 import Client
+
+    return Client(ssl_context, ssl_context=ssl_context() if https else None)
+
+
+def errors() -> tuple[type[BaseException], ...]:
+    """The transport exceptions a round may raise: ``http11``'s, and
+    httpx's once httpx is loaded (evaluated where it is caught)."""
+    from .http11 import HTTPError
+
+    httpx = sys.modules.get("httpx")
+    if httpx is not None:
+        return (HTTPError, httpx.HTTPError)
+    return (HTTPError,)
+
+
+def host_of(url: str) -> str:
+    """The host of ``url`` (for messages)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url).hostname or url
+    except ValueError:
+        return url
+
+
+def send(
+    client: Any,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    connect: float,
+    read: float,
+    first_byte: float | None,
+) -> Any:
+    """POST ``body`` and return the response once its head is in (its body
+    is read with ``body_chunks``).  Until then reads wait at most
+    ``first_byte`` (when shorter than ``read``): a server that says nothing
+    is a retryable ``first_byte_timeout``; the body's reads wait ``read``."""
+    head = read if first_byte is None else min(read, first_byte)
+    hdrs = prepare_headers(headers)
+    from .http11 import Client, ReadTimeout
+
+    if isinstance(client, Client):
+        try:
+            return client.send(
+                "POST",
+                url,
+                headers=hdrs,
+                body=body,
+                connect_timeout=connect,
+                head_timeout=head,
+                read_timeout=read,
+            )
+        except ReadTimeout:
+            if first_byte is not None and first_byte < read:
+                raise stall_error("first_byte", host_of(url), first_byte) from None
+            raise
+    import httpx
+
+    request = client.build_request(
+        "POST", url, content=body, headers=hdrs, timeout=timeouts(connect, read, first_byte)
+    )
+    try:
+        resp = client.send(request, stream=True)
+    except httpx.ReadTimeout:
+        if first_byte is not None and first_byte < read:
+            raise stall_error("first_byte", host_of(url), first_byte) from None
+        raise
+    body_started(request, read)
+    return resp
+
+
 def body_started(request: Any, read: float) -> None:
     """The headers are in: the body's reads get the plain ``read`` timeout.
     (httpcore reads ``request.extensions["timeout"]`` when the body
@@ -315,6 +444,10 @@ def is_json(resp: Any) -> bool:
 
 def shutdown_socket(resp: Any) -> None:
     """Wake a thread blocked reading ``resp`` (closing alone may not)."""
+    own = getattr(resp, "shutdown_socket", None)
+    if own is not None:  # an http11.Response
+        own()
+        return
     import socket
 
     try:
@@ -329,19 +462,24 @@ def shutdown_socket(resp: Any) -> None:
 def transport_error(
     exc: Exception, url: str, connect: float, read: float, secrets: Sequence[str] = ()
 ) -> PantoError:
-    """The ``ProviderError`` (retryable) for an httpx transport error."""
-    import httpx
+    """The ``ProviderError`` (retryable) for a transport error (httpx's or
+    ``http11``'s: the same class names, the same messages)."""
+    from . import http11
 
-    host = httpx.URL(url).host
-    if isinstance(exc, httpx.ConnectTimeout):
+    if isinstance(exc, http11.HTTPError):
+        mod: Any = http11
+    else:
+        import httpx as mod
+    host = host_of(url)
+    if isinstance(exc, mod.ConnectTimeout):
         msg, kind = f"connecting to {host} timed out after {connect:g}s", "connect_timeout"
-    elif isinstance(exc, httpx.ConnectError):
+    elif isinstance(exc, mod.ConnectError):
         msg, kind = f"could not connect to {url}: {exc}", "connection_error"
-    elif isinstance(exc, httpx.ReadTimeout):
+    elif isinstance(exc, mod.ReadTimeout):
         msg, kind = f"no data from {host} for {read:g}s (read timeout)", "read_timeout"
-    elif isinstance(exc, httpx.TimeoutException):
+    elif isinstance(exc, mod.TimeoutException):
         msg, kind = f"timed out talking to {host}: {exc}", "timeout"
-    elif isinstance(exc, (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)):
+    elif isinstance(exc, (mod.RemoteProtocolError, mod.ReadError, mod.WriteError)):
         msg, kind = (
             f"the connection to {host} broke before the response was complete ({exc})",
             "connection_closed",
