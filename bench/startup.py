@@ -10,7 +10,7 @@ wall time since the spawn.  The home is a fresh temporary one; a first
 (discarded) run fills the extension start-up cache, as any earlier ``panto``
 run does (``panto.lua.lazy``: the std tools' declarations, so the Lua
 runtime starts when a tool first runs).  The same is timed with that cache
-off (``PANTO_EXTENSION_CACHE=0``: the runtime starts at start-up).  The
+off (``PANTO_STARTUP_CACHE=0``: the runtime starts at start-up).  The
 baseline is ``python -c pass`` (its whole CPU time).  Prints the medians and
 the ratio (target: < 100 ms of CPU).
 
@@ -318,7 +318,7 @@ def first_byte_report(runs: int, installed: bool) -> bool:
         try:
             fenv = first_byte_env(server.port, env)
             panto_first_byte(server, proj, fenv)  # warm the OS caches / .pyc, fill the cache
-            eager_env = dict(fenv, PANTO_EXTENSION_CACHE="0")
+            eager_env = dict(fenv, PANTO_STARTUP_CACHE="0")
             cpu, wall, base_cpu, eager = [], [], [], []
             phases: dict[str, list[tuple[float, float]]] = {}
             for _ in range(max(1, runs)):

@@ -239,6 +239,7 @@ def repo(tmp_path: Path) -> Path:
 def test_panto_p_starts_no_lua_runtime_httpx_or_asyncio_when_its_tools_are_cached(
     repo: Path,
 ) -> None:
+    from panto import startup_cache
     from panto.lua import lazy
 
     with ScriptedServer() as server:
@@ -247,7 +248,7 @@ def test_panto_p_starts_no_lua_runtime_httpx_or_asyncio_when_its_tools_are_cache
         assert first["rc"] == 0 and "one" in first["stdout"]
         # the first start-up loads the extensions for real and records them
         assert "lupa" in first["loaded"] and "asyncio" in first["loaded"]
-        assert list(lazy.cache_dir().glob("*.json"))
+        assert list(startup_cache.cache_dir(lazy.KIND).glob("*.json"))
         second = _panto_p(server, repo)
         assert second["rc"] == 0 and "two" in second["stdout"]
         assert second["loaded"] == [], second["loaded"]  # nor httpx, nor ssl for http://
@@ -302,6 +303,7 @@ def test_an_extension_of_ones_own_loads_at_start_up(repo: Path) -> None:
 
 
 def test_a_stale_cache_is_dropped_when_the_runtime_starts(tmp_path: Path) -> None:
+    from panto import startup_cache
     from panto.config import Config
     from panto.lua import lazy
     from panto.tools import ToolCall
@@ -325,7 +327,7 @@ def test_a_stale_cache_is_dropped_when_the_runtime_starts(tmp_path: Path) -> Non
         started.append(1)
         return Real(), Report()
 
-    d = lazy.cache_dir()
+    d = startup_cache.cache_dir(lazy.KIND)
     d.mkdir(parents=True)
     (d / f"{key}.json").write_text(
         '{"v": 1, "decls": [{"name": "ghost", "description": "g", "schema": {}, '
@@ -349,8 +351,14 @@ def test_no_cache_key_with_rocks_paths_or_the_cache_off(
     key = lazy.startup_key(cfg, cwd=str(tmp_path))
     assert key is not None and key == lazy.startup_key(cfg, cwd=str(tmp_path))
     assert lazy.startup_key(cfg, cwd=str(tmp_path), deny=["std.bash"]) != key
-    monkeypatch.setenv("PANTO_EXTENSION_CACHE", "0")
+    monkeypatch.setenv("PANTO_STARTUP_CACHE", "0")
     assert lazy.startup_key(cfg, cwd=str(tmp_path)) is None
+
+
+def test_the_lazy_base_dirs_are_the_loaders() -> None:
+    from panto.lua import lazy, loader
+
+    assert lazy.base_dirs() == loader.base_dirs()
 
 
 def test_the_builtin_extensions_read_nothing_of_panto_config() -> None:
@@ -364,3 +372,37 @@ def test_the_builtin_extensions_read_nothing_of_panto_config() -> None:
     assert files
     for f in files:
         assert "panto.config" not in f.read_text(), f
+
+
+def test_a_parsed_config_file_is_cached_by_its_text(user_dir: Path) -> None:
+    """The second start-up reads the user's config.toml without importing
+    the TOML parser; a changed file is parsed again; a value JSON cannot
+    hold exactly (a date) is never cached."""
+    import json
+    import os
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from panto.config import Config\n"
+        "c = Config.load()\n"
+        "print(json.dumps([c.max_tokens, 'tomllib' in sys.modules]))\n"
+    )
+
+    def load() -> list[Any]:
+        r = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=os.environ
+        )
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    cfg = user_dir / "config.toml"
+    cfg.write_text("max_tokens = 1234\n")
+    assert load() == [1234, True]
+    assert load() == [1234, False]
+    cfg.write_text("max_tokens = 4321\n")
+    assert load() == [4321, True]
+    assert load() == [4321, False]
+    cfg.write_text('max_tokens = 99\n[extensions."x.y"]\nwhen = 1979-05-27\n')
+    assert load() == [99, True]
+    assert load() == [99, True]  # a date: parsed every time

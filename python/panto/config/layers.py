@@ -84,6 +84,34 @@ class ExtensionLayer:
 
 
 def _toml_loads(text: str, path: Path) -> dict[str, Any]:
+    """The parsed file.  Parsed once per text: the result is kept in the
+    start-up cache (``panto.startup_cache``, kind ``toml``, keyed by the
+    text) when JSON holds it exactly (no dates, no inf/nan), since
+    importing the TOML parser costs more than ``json``."""
+    from .. import startup_cache
+
+    raw = text.encode("utf-8", "surrogatepass")
+    key = startup_cache.checksum(raw) if startup_cache.enabled() else None
+    if key is not None:
+        hit = startup_cache.read("toml", key)
+        if isinstance(hit, dict) and hit.get("text_len") == len(raw):
+            data = hit.get("data")
+            if isinstance(data, dict):
+                return data
+    data = _toml_parse(text, path)
+    if key is not None:
+        import json
+
+        try:
+            exact = json.loads(json.dumps(data)) == data
+        except (TypeError, ValueError, RecursionError):
+            exact = False
+        if exact:
+            startup_cache.write("toml", key, {"text_len": len(raw), "data": data})
+    return data
+
+
+def _toml_parse(text: str, path: Path) -> dict[str, Any]:
     try:
         import tomllib
     except ImportError:  # pragma: no cover - Python 3.10

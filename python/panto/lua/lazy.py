@@ -7,6 +7,7 @@ request although a ``panto -p`` that calls no tool never needs it.  What the
 first request does need of the extensions is static: the tool declarations,
 the system-prompt parts (text ones), the slash commands.  So an eager load
 records them (:func:`save`) in ``$XDG_CACHE_HOME/panto/extensions/KEY.json``
+(``panto.startup_cache``)
 and the next start-up with the same key uses them (:func:`cached_source`):
 a :class:`LazyLuaToolSource` that offers the recorded declarations and
 starts the real runtime (``panto.lua.create_source``: discovery, the
@@ -23,12 +24,12 @@ start-up as before (an extension of one's own may do more in ``activate``
 than register, and must see it run when panto starts).  A load is
 recorded only when it had no errors or warnings, registered no event
 handlers (``session_start`` and ``user_message`` run before the first
-request) and no system-prompt parts that are functions.  ``PANTO_EXTENSION_CACHE=0`` turns the cache off.
+request) and no system-prompt parts that are functions.
+``PANTO_STARTUP_CACHE=0`` turns the cache off.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -36,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..paths import xdg_cache_home
+from .. import startup_cache
 from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 
 if TYPE_CHECKING:
@@ -47,8 +48,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_VERSION",
+    "KIND",
     "LazyLuaToolSource",
-    "cache_dir",
+    "base_dirs",
     "cached_source",
     "save",
     "startup_key",
@@ -56,10 +58,10 @@ __all__ = [
 
 log = logging.getLogger("panto.lua")
 
-#: Bumped when the cache file's shape changes.
+#: Bumped when the cache entry's shape changes.
 CACHE_VERSION = 1
-#: At most this many cache files are kept (the oldest go first).
-CACHE_FILES = 16
+#: The ``panto.startup_cache`` kind of the entries.
+KIND = "extensions"
 
 _PKG_DIR = Path(__file__).resolve().parent
 #: The code that evaluates and activates extensions: a change to any of it
@@ -76,14 +78,28 @@ _CODE = (
 )
 
 
-def enabled(env: Mapping[str, str] | None = None) -> bool:
-    v = (os.environ if env is None else env).get("PANTO_EXTENSION_CACHE", "")
-    return v.strip().lower() not in ("0", "off", "false", "no")
+def base_dirs() -> list[Path]:
+    """The built-in layer's directories (``loader.base_dirs``, which this
+    module does not import: the loader's import is part of what is saved)."""
+    return [_PKG_DIR / "extensions", _PKG_DIR / "tools"]
 
 
-def cache_dir(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CACHE_HOME/panto/extensions``."""
-    return xdg_cache_home(env) / "panto" / "extensions"
+def _lua_files(root: Path) -> list[Path]:
+    """Every ``*.lua`` under ``root`` (modules a source requires included),
+    sorted; dot entries skipped, like the loader's scan."""
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return []
+    out: list[Path] = []
+    for e in entries:
+        if e.name.startswith("."):
+            continue
+        if e.is_dir():
+            out += _lua_files(Path(e.path))
+        elif e.name.endswith(".lua") and e.is_file():
+            out.append(Path(e.path))
+    return out
 
 
 def _code_stamp() -> list[Any]:
@@ -108,24 +124,30 @@ def startup_key(
     deny: Sequence[str] = (),
 ) -> str | None:
     """The cache key of this start-up's extension load, or None when it
-    cannot be deferred (a source outside the built-in layer, rocks
-    configured, the cache turned off)."""
-    if not enabled():
+    cannot be deferred (a source outside the built-in layer, rocks or
+    paths configured, the cache turned off)."""
+    if not startup_cache.enabled():
         return None
-    if not no_extensions and (config.extension_rocks() or config.extension_paths(cwd)):
-        return None
-    from .loader import discover_sources
-
-    sources = discover_sources(cwd=cwd, no_extensions=no_extensions, config=config)
-    if any(s.layer != "base" or s.kind != "dir" for s in sources):
-        return None
-    parts: list[bytes] = []
-    for s in sources:
-        try:
-            data = s.path.read_bytes()
-        except OSError:
+    if not no_extensions:
+        if config.extension_rocks() or config.extension_paths(cwd):
             return None
-        parts += (f"{s.path}\0{len(data)}\0".encode(), data)
+        from ..config import find_project_dir
+        from ..paths import user_config_dir
+
+        dirs = [user_config_dir() / "extensions", user_config_dir() / "tools"]
+        proj = find_project_dir(cwd)
+        if proj is not None:
+            dirs += [proj / "extensions", proj / "tools"]
+        if any(_lua_files(d) for d in dirs):
+            return None  # an extension of one's own: loaded at start-up
+    parts: list[bytes] = []
+    for d in base_dirs():
+        for f in _lua_files(d):
+            try:
+                data = f.read_bytes()
+            except OSError:
+                return None
+            parts += (f"{f}\0{len(data)}\0".encode(), data)
     meta = {
         "v": CACHE_VERSION,
         "code": _code_stamp(),
@@ -134,18 +156,13 @@ def startup_key(
         "layers": [(el.layer, el.allow, el.deny) for el in config.extension_layers()],
         # what the built-in entries' ``activate`` gets: their
         # ``[extensions."std.x"]`` tables (they read nothing else of
-        # ``panto.config``: tests/lua pins that)
+        # ``panto.config``: tests/config/test_startup.py pins that)
         "settings": config.lua_view().get("extensions"),
     }
-    parts.append(json.dumps(meta, sort_keys=True, default=repr).encode())
-    # two 32-bit checksums, not hashlib (~2 ms to import with OpenSSL): the
-    # key guards against stale data, not forgery (the cache dir is the
-    # user's own; the runtime, when it starts, loads through the policy and
-    # drops a cache that does not match)
-    import zlib
+    import json
 
-    blob = b"".join(parts)
-    return f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}"
+    parts.append(json.dumps(meta, sort_keys=True, default=repr).encode())
+    return startup_cache.checksum(b"".join(parts))
 
 
 def _decl_dict(d: ToolDecl) -> dict[str, Any]:
@@ -167,47 +184,16 @@ def save(key: str, source: LuaToolSource, report: LoadReport) -> bool:
         "prompts": [list(p) for p in source.prompt_parts()],
         "entries": report.active,
     }
-    d = cache_dir()
-    path = d / f"{key}.json"
-    tmp = d / f".{key}.{os.getpid()}.tmp"
-    try:
-        d.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(doc, ensure_ascii=False))
-        os.replace(tmp, path)
-        _prune(d)
-    except OSError as e:
-        log.debug("extension cache not written: %s", e)
-        tmp.unlink(missing_ok=True)
-        return False
-    return True
-
-
-def _prune(d: Path) -> None:
-    try:
-        files = sorted(d.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
-    except OSError:
-        return
-    for p in files[:-CACHE_FILES]:
-        p.unlink(missing_ok=True)
-
-
-def _load(key: str) -> dict[str, Any] | None:
-    try:
-        doc = json.loads((cache_dir() / f"{key}.json").read_bytes())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict) or doc.get("v") != CACHE_VERSION:
-        return None
-    return doc
+    return startup_cache.write(KIND, key, doc)
 
 
 def cached_source(
     key: str, start: Callable[[], tuple[LuaToolSource, LoadReport]]
 ) -> LazyLuaToolSource | None:
-    """A :class:`LazyLuaToolSource` from the cache file of ``key`` (None
+    """A :class:`LazyLuaToolSource` from the cache entry of ``key`` (None
     when there is none, or it does not parse); ``start`` loads for real."""
-    doc = _load(key)
-    if doc is None:
+    doc = startup_cache.read(KIND, key)
+    if not isinstance(doc, dict) or doc.get("v") != CACHE_VERSION:
         return None
     try:
         decls = [
@@ -311,7 +297,7 @@ class LazyLuaToolSource(ToolSource):
                         "(%s); it is dropped",
                         "; ".join(report.errors) or "declarations changed",
                     )
-                    (cache_dir() / f"{self.key}.json").unlink(missing_ok=True)
+                    startup_cache.remove(KIND, self.key)
                 self._report = report
                 self._real = src
             return self._real
