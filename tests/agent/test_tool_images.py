@@ -43,11 +43,6 @@ def png(w: int = 1, h: int = 1) -> bytes:
     )
 
 
-@pytest.fixture(autouse=True)
-def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)  # the Lua tools resolve paths against the process's cwd
-
-
 def _run_read(tmp_path: Path, wire: str, *paths: str) -> tuple[list[Any], dict[str, Any], Any]:
     """One turn: the model calls ``read`` on each path, then answers.
     Returns the events, the second request's body and the agent's

@@ -97,5 +97,7 @@ def create_source(
     )
     if default_timeout is None:
         default_timeout = config.tool_timeout
-    src = LuaToolSource(rt, default_timeout=default_timeout, timeouts=dict(config.tool_timeouts))
+    src = LuaToolSource(
+        rt, default_timeout=default_timeout, timeouts=dict(config.tool_timeouts), cwd=cwd
+    )
     return src, report

@@ -566,8 +566,12 @@ class LuaRuntime:
     def decls(self) -> list[ToolDecl]:
         return [t.decl for t in list(self.tools.values())]
 
-    async def call_tool(self, call: ToolCall, timeout: float | None = None) -> ToolOutput:
-        """Run one tool call (on the loop).  Never raises except on cancel."""
+    async def call_tool(
+        self, call: ToolCall, timeout: float | None = None, *, cwd: str | None = None
+    ) -> ToolOutput:
+        """Run one tool call (on the loop).  Never raises except on cancel.
+        ``ctx.cwd`` is ``cwd`` (the agent's working directory), else the
+        process's: tools resolve relative paths against it."""
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolOutput(f"unknown tool: {call.name}", True)
@@ -579,7 +583,7 @@ class LuaRuntime:
         ctl_token = set_control(Control(what, timeout=timeout, parent=current_control()))
         try:
             inp = self.to_lua(call.input, drop_null=True)
-            ctx = self.to_lua({"id": call.id, "tool": call.name, "cwd": os.getcwd()})
+            ctx = self.to_lua({"id": call.id, "tool": call.name, "cwd": cwd or os.getcwd()})
             coro = self.drive(self.rt.run_tool, tool.handler, inp, ctx, convert=self._tool_output)
             try:
                 if timeout is not None:
@@ -606,12 +610,17 @@ class LuaRuntime:
                     t.cancel()
 
     async def _run_batch(
-        self, batch: _Batch, calls: Sequence[ToolCall], timeouts: Sequence[float | None]
+        self,
+        batch: _Batch,
+        calls: Sequence[ToolCall],
+        timeouts: Sequence[float | None],
+        cwd: str | None = None,
     ) -> list[ToolOutput]:
         token = set_control(batch.control)
         try:
             batch.tasks = [
-                self.loop.create_task(self.call_tool(c, t)) for c, t in zip(calls, timeouts)
+                self.loop.create_task(self.call_tool(c, t, cwd=cwd))
+                for c, t in zip(calls, timeouts)
             ]
         finally:
             reset_control(token)
@@ -639,14 +648,16 @@ class LuaRuntime:
         timeouts: Sequence[float | None] | None = None,
         *,
         batch: _Batch | None = None,
+        cwd: str | None = None,
     ) -> list[ToolOutput]:
-        """Run the calls concurrently as coroutines; results in order.
-        Blocking; call from any thread but the Lua thread."""
+        """Run the calls concurrently as coroutines; results in order
+        (``cwd``: see :meth:`call_tool`).  Blocking; call from any thread
+        but the Lua thread."""
         if not calls:
             return []
         ts = list(timeouts) if timeouts is not None else [None] * len(calls)
         b = batch or _Batch()
-        return self.run(self._run_batch(b, calls, ts))
+        return self.run(self._run_batch(b, calls, ts, cwd))
 
     def new_batch(self) -> _Batch:
         return _Batch()

@@ -137,6 +137,8 @@ class LuaToolSource(ToolSource):
 
     ``default_timeout`` (seconds) applies to tools whose declaration has no
     ``timeout``; ``timeouts`` maps tool names to timeouts and wins over both.
+    ``cwd`` is the working directory tools see (``ctx.cwd``; relative paths
+    resolve against it); None: the process's at each call.
     """
 
     name = "panto-lua"
@@ -147,8 +149,10 @@ class LuaToolSource(ToolSource):
         *,
         default_timeout: float | None = None,
         timeouts: Mapping[str, float] | None = None,
+        cwd: str | None = None,
     ) -> None:
         self.runtime = runtime or get_runtime()
+        self.cwd = cwd
         self.default_timeout = default_timeout
         self.timeouts = dict(timeouts or {})
         self.hooks = LuaHooks(self.runtime)
@@ -172,7 +176,7 @@ class LuaToolSource(ToolSource):
             self._running.append(batch)
         try:
             return self.runtime.invoke_batch(
-                calls, [self._timeout(c.name) for c in calls], batch=batch
+                calls, [self._timeout(c.name) for c in calls], batch=batch, cwd=self.cwd
             )
         finally:
             with self._lock:

@@ -40,24 +40,27 @@ local function hint(data, old)
     .. "following lines against a fresh read)"):format(table.concat(lines, ", "))
 end
 
-local function edit(input)
+local function edit(input, ctx)
   local path, old, new = input.path, input.old_string, input.new_string
   local all = input.replace_all == true
   if type(path) ~= "string" or path == "" then panto.fail("edit: 'path' is required") end
+  -- relative paths are the agent's working directory's, not the process's
+  local file = path
+  if file:sub(1, 1) ~= "/" and ctx and ctx.cwd then file = ctx.cwd .. "/" .. file end
   if type(old) ~= "string" then panto.fail("edit: 'old_string' must be a string") end
   if type(new) ~= "string" then panto.fail("edit: 'new_string' must be a string") end
   if old == new then panto.fail("edit: old_string and new_string are identical; nothing to change") end
 
-  local st = panto.fs.stat(path)
+  local st = panto.fs.stat(file)
   if not st then
     if old == "" then
-      local n = panto.fs.write(path, new)
+      local n = panto.fs.write(file, new)
       return ("Created %s (%d bytes)"):format(path, n)
     end
     panto.fail("file not found: " .. path)
   end
   if st.type == "directory" then panto.fail(path .. " is a directory") end
-  local data = panto.fs.read(path)
+  local data = panto.fs.read(file)
   if data:sub(1, 8192):find("\0", 1, true) then
     panto.fail(path .. " looks like a binary file; edit refuses to change it")
   end
@@ -67,7 +70,7 @@ local function edit(input)
       panto.fail(("edit: old_string is empty but %s is not empty; give the exact text to replace "
         .. "(or use write to replace the whole file)"):format(path))
     end
-    local n = panto.fs.write(path, new)
+    local n = panto.fs.write(file, new)
     return ("Wrote %d bytes to the empty file %s"):format(n, path)
   end
   if #data == 0 then
@@ -97,7 +100,7 @@ local function edit(input)
       .. "unique, or set replace_all=true to replace every occurrence"):format(count, path))
   end
   local result, n = replace_plain(data, old, new, all)
-  panto.fs.write(path, result)
+  panto.fs.write(file, result)
   local diff = panto.diff(data, result, { from = "a/" .. path, to = "b/" .. path })
   return ("Edited %s: replaced %d occurrence%s.\n%s"):format(path, n, n == 1 and "" or "s", diff)
 end

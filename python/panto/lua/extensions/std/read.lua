@@ -32,13 +32,13 @@ end
 
 -- an image file: returned as an image (panto.tool_result), not as text;
 -- nil when its content is not an image after all (then it is read as text)
-local function read_image(path, size)
+local function read_image(path, file, size)
   if size > MAX_IMAGE_BYTES then
     panto.fail(("%s is an image of %d bytes, over the %d-byte limit for images "
       .. "(5 MiB in base64); make a smaller copy (e.g. a JPEG) and read that")
       :format(path, size, MAX_IMAGE_BYTES))
   end
-  local data = panto.fs.read(path)
+  local data = panto.fs.read(file)
   local media_type = sniff(data)
   if not media_type then return nil end
   local w, h
@@ -61,26 +61,29 @@ end
 local function read(input, ctx)
   local path = input.path
   if type(path) ~= "string" or path == "" then panto.fail("read: 'path' is required") end
+  -- relative paths are the agent's working directory's, not the process's
+  local file = path
+  if file:sub(1, 1) ~= "/" and ctx and ctx.cwd then file = ctx.cwd .. "/" .. file end
   local offset = math.tointeger(input.offset) or 1
   local limit = math.tointeger(input.limit) or MAX_LINES
   if offset < 1 then panto.fail("read: 'offset' is a 1-based line number (got " .. offset .. ")") end
   if limit < 1 then panto.fail("read: 'limit' must be at least 1") end
 
-  local st = panto.fs.stat(path)
+  local st = panto.fs.stat(file)
   if not st then panto.fail("file not found: " .. path) end
   if st.type == "directory" then
     panto.fail(path .. " is a directory, not a file (list it with bash, e.g. `ls -la " .. path .. "`)")
   end
   local ext = path:match("%.([%w]+)$")
   if ext and IMAGE_SUFFIXES[ext:lower()] then
-    local result = read_image(path, st.size)
+    local result = read_image(path, file, st.size)
     if result then return result end
   end
   if st.size > MAX_FILE_BYTES then
     panto.fail(("%s is too large to read (%d bytes); use bash (head, sed -n, grep) to look at parts of it")
       :format(path, st.size))
   end
-  local data = panto.fs.read(path)
+  local data = panto.fs.read(file)
   if data:sub(1, 8192):find("\0", 1, true) then
     panto.fail(("%s looks like a binary file (%d bytes); not shown"):format(path, #data))
   end

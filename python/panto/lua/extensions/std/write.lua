@@ -1,11 +1,14 @@
 -- std.write: create or overwrite a file (parents created, atomic replace).
-local function write(input)
+local function write(input, ctx)
   local path, content = input.path, input.content
   if type(path) ~= "string" or path == "" then panto.fail("write: 'path' is required") end
+  -- relative paths are the agent's working directory's, not the process's
+  local file = path
+  if file:sub(1, 1) ~= "/" and ctx and ctx.cwd then file = ctx.cwd .. "/" .. file end
   if type(content) ~= "string" then panto.fail("write: 'content' must be a string") end
-  local st = panto.fs.stat(path)
+  local st = panto.fs.stat(file)
   if st and st.type == "directory" then panto.fail(path .. " is a directory") end
-  local n = panto.fs.write(path, content)
+  local n = panto.fs.write(file, content)
   local lines = select(2, content:gsub("\n", "")) + ((#content > 0 and content:sub(-1) ~= "\n") and 1 or 0)
   return ("%s %s: %d bytes, %d lines"):format(st and "Overwrote" or "Created", path, n, lines)
 end
