@@ -26,7 +26,7 @@ def test_std_tools_resolve_relative_paths_against_the_agents_cwd(
     (project / "a.txt").write_text("alpha\n")
     (elsewhere / "a.txt").write_text("WRONG DIRECTORY\n")
     monkeypatch.chdir(elsewhere)
-    monkeypatch.setenv("PANTO_EXTENSION_CACHE", cache)
+    monkeypatch.setenv("PANTO_STARTUP_CACHE", cache)
     wire = "anthropic-messages"
     calls = [
         ToolUse("t1", "read", {"path": "a.txt"}),
