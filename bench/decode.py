@@ -282,10 +282,11 @@ def run_core(wire: str, chunks: list[bytes]) -> int:
     """The core alone: the chunks fed through the C API from a Python loop
     (as panto events feeds them), every event pulled by a C loop
     (pantopy_drain: panto_next_event until it needs more), nothing built."""
+    from panto import WIRES
     from panto._ffi import ffi, lib
 
     out = ffi.new("panto_stream **")
-    if lib.panto_stream_new(_WIRE_IDS[wire], ffi.NULL, out) != lib.PANTO_OK:
+    if lib.panto_stream_new(WIRES[wire], ffi.NULL, out) != lib.PANTO_OK:
         raise MemoryError
     s = out[0]
     feed, drain, null = lib.panto_stream_feed, lib.pantopy_drain, ffi.NULL
@@ -305,6 +306,7 @@ def run_core(wire: str, chunks: list[bytes]) -> int:
 def run_core_c_loop(wire: str, chunks: list[bytes]) -> int:
     """The core alone with the feeding loop in C as well (pantopy_drain
     over the chunk boundaries): what bench/c_decode.c measures."""
+    from panto import WIRES
     from panto._ffi import ffi, lib
 
     body = b"".join(chunks)
@@ -314,7 +316,7 @@ def run_core_c_loop(wire: str, chunks: list[bytes]) -> int:
         ends.append(end)
     cends = ffi.new("size_t[]", ends)
     out = ffi.new("panto_stream **")
-    if lib.panto_stream_new(_WIRE_IDS[wire], ffi.NULL, out) != lib.PANTO_OK:
+    if lib.panto_stream_new(WIRES[wire], ffi.NULL, out) != lib.PANTO_OK:
         raise MemoryError
     try:
         n = lib.pantopy_drain(out[0], body, cends, len(chunks))
@@ -323,9 +325,6 @@ def run_core_c_loop(wire: str, chunks: list[bytes]) -> int:
         return n
     finally:
         lib.panto_stream_free(out[0])
-
-
-_WIRE_IDS = {"openai-chat": 2, "anthropic-messages": 3}  # panto_wire values
 
 
 def run_panto_accumulate(wire: str, chunks: list[bytes]) -> int:
