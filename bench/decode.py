@@ -548,6 +548,42 @@ def bench(
     return results
 
 
+ONCE = {
+    "core": run_core,
+    "events": run_panto_events,
+    "merged": run_panto_events_merged,
+}
+
+
+def once(mode: str, wire: str, size: int, seed: int) -> int:
+    """--once: the same work in every mode but MODE's decode, so that the
+    difference of two instruction counts is one decode of the body:
+
+        for m in none core events merged; do
+          PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+            python bench/decode.py --bytes 1000000 --once $m openai-chat 2>&1 | grep Collected
+        done
+
+    then (events - none) / (core - none) is "panto events / core" in
+    instructions, independent of the machine's load (PYTHONHASHSEED fixed:
+    string hashing changes the counts of the set-up from run to run)."""
+    if mode != "none" and mode not in ONCE or wire not in streamgen.WIRES:
+        raise SystemExit(
+            f"--once: MODE is none or one of {', '.join(ONCE)}; WIRE one of "
+            f"{', '.join(streamgen.WIRES)}"
+        )
+    chunks = split_chunks(streamgen.generate(wire, size, seed).body, seed)
+    small = split_chunks(streamgen.generate(wire, 3000, seed + 1).body, seed)
+    for fn in ONCE.values():
+        fn(wire, small)
+    import gc
+
+    gc.collect()  # the generator's garbage, not the decode's
+    if mode != "none":
+        ONCE[mode](wire, chunks)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="panto decoding throughput vs Python baselines")
     ap.add_argument("--quick", action="store_true", help="200 KB bodies, 2 runs: a smoke run")
@@ -559,8 +595,18 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         help="paired rounds for the ratios over the core (default 15; --quick 3)",
     )
+    ap.add_argument(
+        "--once",
+        nargs=2,
+        metavar=("MODE", "WIRE"),
+        help="for counting instructions (valgrind --tool=callgrind): build the body, run "
+        "core, events and merged once on a small body (warm-up), then MODE (none, core, "
+        "events or merged) once on the whole body; print nothing else",
+    )
     args = ap.parse_args(argv)
     size = args.bytes or (200_000 if args.quick else 5_000_000)
+    if args.once:
+        return once(args.once[0], args.once[1], size, args.seed)
     runs = args.runs or (2 if args.quick else 5)
     sdk_runs = min(runs, 3)
     import panto

@@ -69,7 +69,10 @@ EXTRA_SOURCE = (
     + f"""
 /* Pulls events until one that is not a small content delta.  The deltas are
  * packed: their text concatenated in ctx->scratch (ctx->nbytes bytes, valid
- * UTF-8 on the provider wires) and two int64 per delta in ctx->hdr.  With
+ * UTF-8 on the provider wires) and two int64 per delta in ctx->hdr: kind |
+ * index << 4, and where its text ends in the decoded scratch, in code points
+ * (filled when the batch holds more than one delta: Python decodes the
+ * scratch once and slices it; a lone delta is the whole scratch).  With
  * ctx->merge_deltas set, a delta of the same block as the one before it in
  * the batch extends that one instead of taking a new entry.  Returns how
  * many deltas (entries) were packed; ctx->tail says how the batch ended:
@@ -81,7 +84,6 @@ static int64_t pantopy_batch(pantopy_ctx *ctx)
 {{
     int n = 0;
     size_t used = 0;
-    int64_t chars = 0;
     ctx->tail = 0;
     while (n < {BATCH}) {{
         int rc = panto_next_event(ctx->s, &ctx->ev);
@@ -95,19 +97,16 @@ static int64_t pantopy_batch(pantopy_ctx *ctx)
             const panto_content_delta *d = &ctx->ev.u.content_delta;
             size_t len = d->text.len;
             if (len <= sizeof ctx->scratch - used && (unsigned)d->block_kind < 16u) {{
-                const unsigned char *p = (const unsigned char *)d->text.ptr;
                 int64_t packed = (int64_t)d->block_kind | ((int64_t)d->index << 4);
-                for (size_t i = 0; i < len; i++)
-                    chars += (p[i] & 0xC0) != 0x80;
                 if (len)
-                    memcpy(ctx->scratch + used, p, len);
+                    memcpy(ctx->scratch + used, d->text.ptr, len);
                 used += len;
                 if (ctx->merge_deltas && n > 0 && ctx->hdr[2 * n - 2] == packed) {{
-                    ctx->hdr[2 * n - 1] = chars;   /* same block: extend the last delta */
+                    ctx->hdr[2 * n - 1] = (int64_t)used;   /* same block: extend the last delta */
                     continue;
                 }}
                 ctx->hdr[2 * n] = packed;
-                ctx->hdr[2 * n + 1] = chars;
+                ctx->hdr[2 * n + 1] = (int64_t)used;   /* a byte offset until the end */
                 n++;
                 continue;
             }}
@@ -116,6 +115,24 @@ static int64_t pantopy_batch(pantopy_ctx *ctx)
         break;
     }}
     ctx->nbytes = used;
+    if (n > 1) {{
+        /* end offsets: bytes -> code points (UTF-8 continuation bytes do
+         * not count); nothing to do for ASCII text, the usual case */
+        const unsigned char *p = (const unsigned char *)ctx->scratch;
+        unsigned char high = 0;
+        for (size_t i = 0; i < used; i++)
+            high |= p[i];
+        if (high & 0x80) {{
+            size_t i = 0;
+            int64_t chars = 0;
+            for (int k = 0; k < n; k++) {{
+                size_t end = (size_t)ctx->hdr[2 * k + 1];
+                for (; i < end; i++)
+                    chars += (p[i] & 0xC0) != 0x80;
+                ctx->hdr[2 * k + 1] = chars;
+            }}
+        }}
+    }}
     return (int64_t)n | (ctx->tail + 3) << 8 | (int64_t)used << 12;
 }}
 
