@@ -267,6 +267,10 @@ static inline int scan_string_quick(const uint8_t *s, size_t len, size_t *pi, in
             *pi = i + (size_t)__builtin_ctz(mq);
             return 0;
         }
+        /* else the scan goes on from the first byte to look at (or past
+         * these 16 when there is none) */
+        unsigned m = mq | mo;
+        *pi = i + (m ? (size_t)__builtin_ctz(m) : 16);
     }
 #endif
     return scan_string(s, len, pi, escaped, msg);

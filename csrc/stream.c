@@ -196,11 +196,10 @@ const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
     return &s->doc.nodes[0];
 }
 
-int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
-                panto_str *out) {
+int pt_fast_unescape(panto_stream *s, const uint8_t *b, size_t st, size_t e, panto_str *out) {
     jnode n;
     n.type = JV_STRING;
-    n.escaped = (uint8_t)(escaped != 0);
+    n.escaped = 1;
     n.p = (const char *)b + st;
     n.len = e - st;
     return pt_str(s, &n, out);
@@ -344,6 +343,11 @@ static int block_limit(panto_stream *s, uint32_t index, const char *what) {
 int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t n) {
     if (n == 0)
         return 0;
+    if (n <= what->cap - what->len && what->len + n <= s->opt.max_block_bytes) {
+        memcpy(what->p + what->len, p, n); /* room already: the common case */
+        what->len += n;
+        return 0;
+    }
     int r = pt_pbuf_append(what, p, n, s->opt.max_block_bytes);
     if (r == PU_OK)
         return 0;
@@ -516,10 +520,15 @@ static int sse_wire_event(panto_stream *s, const sse_event *se) {
 }
 
 static int dispatch(panto_stream *s, const sse_event *se) {
+    int r;
     switch (s->wire) {
     case PANTO_WIRE_OPENAI_CHAT:
+        if (s->fast && (r = pt_openai_fast_event(s, se)) != 0)
+            return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_openai_event(s, se);
     case PANTO_WIRE_ANTHROPIC_MESSAGES:
+        if (s->fast && (r = pt_anthropic_fast_event(s, se)) != 0)
+            return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_anthropic_event(s, se);
     default:
         return sse_wire_event(s, se);
@@ -587,6 +596,8 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
         return;
     pt_pbuf_free(&s->in);
     pt_pbuf_free(&s->in_keep);
+    pt_pbuf_free(&s->fcache.bytes);
+    free(s->fcache.state);
     pt_sse_free(&s->sse);
     pt_json_doc_free(&s->doc);
     pt_parena_free(&s->arena);
@@ -702,6 +713,20 @@ static int parse_next(panto_stream *s, sse_event *se) {
     return r;
 }
 
+void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
+                     const void *state, size_t state_len) {
+    pt_fcache *fc = &s->fcache;
+    fc->wire = 0;
+    pt_pbuf_clear(&fc->bytes);
+    if (len > PT_FCACHE_MAX || state_len > PT_FCACHE_STATE ||
+        pt_pbuf_append(&fc->bytes, b, len, SIZE_MAX) != PU_OK)
+        return;
+    if (!fc->state && !(fc->state = malloc(PT_FCACHE_STATE)))
+        return;
+    memcpy(fc->state, state, state_len);
+    fc->wire = wire;
+}
+
 void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines) {
     sse_parser *p = &s->sse;
     uint64_t start = s->in_base + s->in_off;
@@ -725,8 +750,7 @@ void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines) {
  * byte order mark. */
 static int fast_event(panto_stream *s) {
     const sse_parser *p = &s->sse;
-    if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len ||
-        s->opt.max_json_depth < 4)
+    if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len)
         return 0;
     const uint8_t *b = s->in.p ? s->in.p + s->in_off : pt_empty;
     size_t n = s->in.len - s->in_off;
@@ -1016,7 +1040,9 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
     if (!s)
         return 0;
     size_t m = sizeof *s;
-    m += s->in.cap + s->in_keep.cap;
+    m += s->in.cap + s->in_keep.cap + s->fcache.bytes.cap;
+    if (s->fcache.state)
+        m += PT_FCACHE_STATE;
     m += pt_sse_memory(&s->sse);
     m += pt_json_doc_memory(&s->doc);
     m += s->arena.bytes;
@@ -1039,6 +1065,8 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     pt_pbuf_clear(&s->in);
     pt_pbuf_free(&s->in_keep);
     s->in_borrowed = 0;
+    s->fcache.wire = 0;
+    pt_pbuf_clear(&s->fcache.bytes);
     s->in_off = 0;
     s->in_base = 0;
     s->cur_off = 0;

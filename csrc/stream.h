@@ -18,6 +18,10 @@
 #include "sse.h"
 #include "util.h"
 
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+#include <emmintrin.h>
+#endif
+
 /* Defaults for panto_stream_options fields left zero. */
 #define PT_DEFAULT_MAX_EVENT  ((size_t)8 << 20)
 #define PT_DEFAULT_MAX_BLOCK  ((size_t)64 << 20)
@@ -59,6 +63,20 @@ typedef struct {
     uint32_t state;             /* PT_KEY_* */
 } pt_key;
 
+/* The fast paths' cache: bytes of the last event a fast path read in full
+ * and what the wire's reader made of them (`state`, malloc'd: its type is
+ * the wire's).  The next events are compared with them first: consecutive
+ * deltas of a response differ only in a few string values.  The Anthropic
+ * wire keeps the JSON text up to the text string; the OpenAI wire the
+ * whole chunk (see the wire files). */
+#define PT_FCACHE_STATE 512     /* the largest wire state */
+#define PT_FCACHE_MAX 2048      /* longer events are not kept */
+typedef struct {
+    int wire;                   /* whose state; 0: empty */
+    pbuf bytes;
+    void *state;                /* PT_FCACHE_STATE bytes once allocated */
+} pt_fcache;
+
 struct panto_stream {
     int wire;                   /* panto_wire */
     panto_stream_options opt;   /* with defaults filled in */
@@ -73,7 +91,9 @@ struct panto_stream {
     int in_borrowed;
     pbuf in_keep;
     int fast;                   /* fast paths enabled (tests turn them off) */
-    uint64_t n_fast;            /* events a fast path decoded (tests) */
+    pt_fcache fcache;
+    uint64_t n_fast;            /* events a fast path decoded (tests) ... */
+    uint64_t n_fast_parsed;     /* ... of them after the general SSE parser */
     uint64_t in_base;           /* offset in the whole input of in.p[0] */
     uint64_t cur_off;           /* offset of the event being decoded */
 
@@ -213,24 +233,122 @@ PT_INTERNAL int pt_anthropic_event(panto_stream *s, const sse_event *ev);
  * errors included.  Strings of the queued events may borrow from b. */
 PT_INTERNAL int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n);
 PT_INTERNAL int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n);
+/* The same for an event the general SSE parser dispatched (split across
+ * feeds, CR line ends, comments, several data lines, ...): its JSON text
+ * only.  1 (decoded), -1 (decoded, error set) or 0 (general path). */
+PT_INTERNAL int pt_openai_fast_event(panto_stream *s, const sse_event *ev);
+PT_INTERNAL int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev);
 
 /* The fast path took b[0..len), `lines` lines, the last one (the blank
  * line) starting at b[blank]: update the SSE parser and the stream as
  * parse_next would have. */
 PT_INTERNAL void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines);
 
-/* A string value scanned by a fast path: b[st..e) between the quotes. */
-PT_INTERNAL int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
-                            panto_str *out);
+/* Keep b[0..len) and the walk state in the prefix cache (silently not when
+ * too long or out of memory: it is only a cache). */
+PT_INTERNAL void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
+                                 const void *state, size_t state_len);
+
+/* A string value with escapes, b[st..e) between the quotes, unescaped into
+ * the arena.  0, or -1 with the error set (out of memory). */
+PT_INTERNAL int pt_fast_unescape(panto_stream *s, const uint8_t *b, size_t st, size_t e,
+                                 panto_str *out);
+
+/* A string value scanned by a fast path: b[st..e) between the quotes,
+ * borrowed when it has no escapes (as pt_str does). */
+static inline int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
+                              panto_str *out)
+{
+    if (escaped)
+        return pt_fast_unescape(s, b, st, e, out);
+    out->ptr = e > st ? (const char *)b + st : "";
+    out->len = e - st;
+    return 0;
+}
+
+/* pt_block_delta with its common case inline: room in the block's buffer
+ * and in the queue.  The same effects and errors. */
+static inline int pt_fast_delta(panto_stream *s, int si, panto_str t)
+{
+    pt_slot *sl = &s->slots[si];
+    pbuf *b = &sl->text;
+    if (t.len == 0)
+        return 0;
+    if (t.len > b->cap - b->len || b->len + t.len > s->opt.max_block_bytes ||
+        s->q_head + s->q_len == s->q_cap)
+        return pt_block_delta(s, si, t);
+    memcpy(b->p + b->len, t.ptr, t.len);
+    b->len += t.len;
+    panto_event *ev = &s->q[s->q_head + s->q_len++];
+    memset(ev, 0, sizeof *ev);
+    ev->kind = PANTO_EV_CONTENT_DELTA;
+    ev->u.content_delta.index = sl->index;
+    ev->u.content_delta.block_kind = sl->kind;
+    ev->u.content_delta.text = t;
+    return 0;
+}
 
 /* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would
  * end the SSE line).  One compare when there is none. */
 static inline size_t pt_fws(const uint8_t *b, size_t n, size_t i)
 {
-    if (i < n && b[i] <= ' ')
+    if (i < n && b[i] <= ' ') {
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+        /* runs of padding (Anthropic pads events with spaces) */
+        while (n - i >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+            if (m != 0xFFFFu)
+                return i + (size_t)__builtin_ctz(~m);
+            i += 16;
+        }
+#endif
         while (i < n && (b[i] == ' ' || b[i] == '\t'))
             i++;
+    }
     return i;
+}
+
+/* How many bytes a[0..n) and b[0..n) have in common at the start. */
+static inline size_t pt_mismatch(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    size_t i = 0;
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    while (n - i >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) ^ 0xFFFFu;
+        if (m)
+            return i + (size_t)__builtin_ctz(m);
+        i += 16;
+    }
+    if (i < n && n >= 16) {
+        /* the last 16 bytes, overlapping those found equal */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + n - 16));
+        __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) ^ 0xFFFFu;
+        return m ? n - 16 + (size_t)__builtin_ctz(m) : n;
+    }
+#else
+    while (n - i >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        if (x != y)
+            break; /* the bytes below find which */
+        i += 8;
+    }
+#endif
+    while (i < n && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* b[i..i+len) equals lit[0..len) (inline, for the longer literals). */
+static inline int pt_fstarts(const uint8_t *b, size_t n, size_t i, const void *lit, size_t len)
+{
+    return n - i >= len && pt_mismatch(b + i, (const uint8_t *)lit, len) == len;
 }
 
 /* b[i..) starts with the n bytes of lit. */

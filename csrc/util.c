@@ -131,6 +131,12 @@ char *pt_parena_dup(parena *a, const void *src, size_t n)
 
 void pt_parena_reset(parena *a)
 {
+    if (a->head == NULL)
+        return;
+    if (a->head->next == NULL) { /* one chunk: the common case */
+        a->head->used = 0;
+        return;
+    }
     parena_chunk *keep = NULL;
     for (parena_chunk *c = a->head; c != NULL; c = c->next)
         if (keep == NULL || c->size > keep->size)

@@ -468,17 +468,19 @@ static size_t an_comma(const uint8_t *b, size_t n, size_t i) {
     return pt_fws(b, n, i + 1);
 }
 
-int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
-    static const char head[] = "event: content_block_delta\ndata:";
-    if (!s->started || !PT_FLIT(b, n, 0, head))
-        return 0;
-    size_t i = sizeof head - 1;
-    if (i < n && b[i] == ' ')
-        i++;
-    i = pt_fws(b, n, i);
-    if (!PT_FLIT(b, n, i, "{"))
-        return 0;
-    i = pt_fws(b, n, i + 1);
+/* The walk state at the text string: the cache (stream.h) holds it with
+ * the JSON text up to there. */
+typedef struct {
+    uint64_t idx;
+    size_t k; /* AN_FAST_DELTAS[k] */
+} an_walk;
+
+_Static_assert(sizeof(an_walk) <= PT_FCACHE_STATE, "an_walk fits the cache");
+
+/* The JSON text p[0..n) (p[0] == '{') up to the opening quote of the text
+ * string: the index after that quote, or 0. */
+static size_t an_walk_head(const uint8_t *b, size_t n, an_walk *w) {
+    size_t i = pt_fws(b, n, 1);
     if (!PT_FLIT(b, n, i, "\"type\""))
         return 0;
     if (!(i = an_colon(b, n, i + 6)) || !PT_FLIT(b, n, i, "\"content_block_delta\""))
@@ -514,30 +516,93 @@ int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
         return 0;
     if (!(i = an_colon(b, n, i + AN_FAST_DELTAS[k].key_len)) || i >= n || b[i] != '"')
         return 0;
-    size_t st = i + 1, e = st;
-    int esc = 0;
-    if (pt_json_scan_str(b, n, &e, &esc) != 0)
+    w->idx = idx;
+    w->k = k;
+    return i + 1;
+}
+
+/* Walk the JSON text at p[0..n) (p[0] == '{') through the cache:
+ * 1 with *w, the text string p[*st..*e) (*esc) and *end just past the
+ * root object, 0 to leave the event to the general path. */
+static int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
+                        size_t *e, int *esc, size_t *end, int *si) {
+    if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
         return 0;
-    i = pt_fws(b, n, e + 1);
-    if (i >= n || b[i] != '}')
+    pt_fcache *fc = &s->fcache;
+    if (fc->wire == PANTO_WIRE_ANTHROPIC_MESSAGES && n > fc->bytes.len &&
+        pt_mismatch(p, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+        memcpy(w, fc->state, sizeof *w); /* the prefix of an earlier event */
+        *st = fc->bytes.len;
+    } else {
+        if (!(*st = an_walk_head(p, n, w)))
+            return 0;
+        pt_fcache_store(s, PANTO_WIRE_ANTHROPIC_MESSAGES, p, *st, w, sizeof *w);
+    }
+    size_t i = *e = *st;
+    *esc = 0;
+    if (pt_json_scan_str(p, n, e, esc) != 0)
         return 0;
-    i = pt_fws(b, n, i + 1);
-    if (i >= n || b[i] != '}')
+    i = pt_fws(p, n, *e + 1);
+    if (i >= n || p[i] != '}')
         return 0;
-    i = pt_fws(b, n, i + 1);
+    i = pt_fws(p, n, i + 1);
+    if (i >= n || p[i] != '}')
+        return 0;
+    *end = i + 1;
+    /* what block_delta checks: an open block of the kind the type wants */
+    pt_key *key = pt_key_find(s, w->idx);
+    if (!key || key->state != PT_KEY_OPEN || s->slots[key->slot].kind != AN_FAST_DELTAS[w->k].kind)
+        return 0;
+    *si = (int)key->slot;
+    return 1;
+}
+
+/* Queue what block_delta would.  1, or -1 with the error set. */
+static int an_fast_apply(panto_stream *s, const uint8_t *p, const an_walk *w, size_t st, size_t e,
+                         int esc, int si) {
+    panto_str t;
+    if (pt_fast_str(s, p, st, e, esc, &t) != 0)
+        return -1;
+    if (w->k == 3)
+        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len) != 0 ? -1 : 1;
+    return pt_fast_delta(s, si, t) != 0 ? -1 : 1;
+}
+
+int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
+    static const char head[] = "event: content_block_delta\ndata:";
+    if (!pt_fstarts(b, n, 0, head, sizeof head - 1))
+        return 0;
+    size_t i = sizeof head - 1;
+    if (i < n && b[i] == ' ')
+        i++;
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != '{')
+        return 0;
+    an_walk w;
+    size_t st, e, end;
+    int esc, si;
+    const uint8_t *p = b + i;
+    if (!an_fast_walk(s, p, n - i, &w, &st, &e, &esc, &end, &si))
+        return 0;
+    i = pt_fws(b, n, i + end);
     /* the data line ends here, and a blank line ends the event */
     if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
         return 0;
-    /* what block_delta checks: an open block of the kind the type wants */
-    pt_key *key = pt_key_find(s, idx);
-    if (!key || key->state != PT_KEY_OPEN || s->slots[key->slot].kind != AN_FAST_DELTAS[k].kind)
-        return 0;
-    int si = (int)key->slot;
     pt_fast_commit(s, i + 2, i + 1, 3);
-    panto_str t;
-    if (pt_fast_str(s, b, st, e, esc, &t) != 0)
-        return -1;
-    if (k == 3)
-        return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len) != 0 ? -1 : 1;
-    return pt_block_delta(s, si, t) != 0 ? -1 : 1;
+    return an_fast_apply(s, p, &w, st, e, esc, si);
+}
+
+int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev) {
+    const uint8_t *b = (const uint8_t *)ev->data;
+    size_t n = ev->data_len, i = pt_fws(b, n, 0);
+    if (ev->event_len != 19 || memcmp(ev->event, "content_block_delta", 19) != 0 || i >= n ||
+        b[i] != '{')
+        return 0;
+    an_walk w;
+    size_t st, e, end;
+    int esc, si;
+    const uint8_t *p = b + i;
+    if (!an_fast_walk(s, p, n - i, &w, &st, &e, &esc, &end, &si) || pt_fws(b, n, i + end) != n)
+        return 0;
+    return an_fast_apply(s, p, &w, st, e, esc, si);
 }

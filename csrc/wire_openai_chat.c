@@ -80,7 +80,7 @@ static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
             return -1;
         s->tt_slot = si;
     }
-    return pt_block_delta(s, s->tt_slot, text);
+    return pt_fast_delta(s, s->tt_slot, text);
 }
 
 /* The arguments of a tool call fragment: a string (the normal case) or, from
@@ -401,313 +401,433 @@ int pt_openai_event(panto_stream *s, const sse_event *ev) {
 
 /* ---- the fast path (stream.h) ----
  *
- * A chunk of a started message whose only choice (index 0) carries text
- * or reasoning text and no finish_reason:
+ * A chunk of a started message whose only choice (index 0) carries text,
+ * reasoning text or a fragment of a tool call that is open, and no
+ * finish_reason:
  *
  *   data: {"id":"...",...,"choices":[{"index":0,"delta":{"content":"..."},
  *          "logprobs":null,"finish_reason":null}],"usage":null,...}
+ *   data: {...,"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,
+ *          "function":{"arguments":"..."}}]},...}],...}
  *
- * members in any order; members the decoder does not read may hold any
- * scalar; "refusal", "function_call", "finish_reason", "usage" only null;
- * no "error" member, no repeated member that is read.  "tool_calls" may
- * also hold one fragment of a tool call that already started:
- * [{"index":N,"function":{"arguments":"..."}}] (an "id", a "type", a
- * function "name" are validated and ignored, as choice() does).
- * Anything else is left to pt_openai_event. */
+ * Members in any order; members the decoder does not read may hold any
+ * scalar; "refusal", "function_call", "finish_reason" and "usage" only
+ * null; no "error" member, no member that is read twice.  A tool call's
+ * "id", "type" and function "name" are validated and ignored, as choice()
+ * does for a call that started.  Anything else is left to pt_openai_event.
+ *
+ * The walk is a loop over an explicit stack of the containers above.  A
+ * chunk it took becomes the template of the next ones (the cache of
+ * stream.h): its bytes, its string values ("holes") and the walk's result.
+ * A chunk whose bytes equal the template's outside the holes has the same
+ * structure, members and scalars, so only its differing string values need
+ * a scan; it is not walked (consecutive chunks of a response differ only in
+ * the text and "obfuscation"). */
 
-/* A string-or-null member that the fast path reads. */
+enum { OA_F_CONTENT, OA_F_REASONING_CONTENT, OA_F_REASONING, OA_F_ARGS, OA_F_IGNORED, OA_F_N };
+
+/* Containers of a chunk, and the members the fast path knows in each. */
+enum { OX_ROOT, OX_CHOICES, OX_CHOICE, OX_DELTA, OX_TOOLS, OX_CALL, OX_FN };
+
+#define OA_MAX_DEPTH 7          /* root ... function */
+#define OA_FAST_MAX_VALUES 512  /* far below the JSON node limit (>= 4096) */
+
 typedef struct {
-    size_t st, e; /* between the quotes; st == 0: null */
+    size_t st, e; /* between the quotes; st == 0: null or absent */
     int esc;
 } oa_fstr;
 
-enum { OA_F_CONTENT, OA_F_REASONING_CONTENT, OA_F_REASONING, OA_F_ARGS, OA_F_N };
-
-/* What the fast path read of a chunk. */
 typedef struct {
+    uint8_t ctx[OA_MAX_DEPTH];   /* OX_* of each open container */
+    uint8_t seen[OA_MAX_DEPTH];  /* members read (objects), elements (arrays) */
+    uint8_t depth;               /* open containers */
+    uint8_t slot;                /* at a string value: its OA_F_* */
+    uint8_t has_tool;            /* a tool call fragment was read */
+    unsigned values;             /* values so far (the node limit) */
+    uint64_t tool;               /* its index */
     oa_fstr f[OA_F_N];
-    int has_tool;  /* one tool call fragment: ... */
-    uint64_t tool; /* ... of this index */
-    unsigned values;
-} oa_fast;
+} oa_walk;
 
-/* At most this many values in a fast-path chunk (the JSON node limit is at
- * least 4096: a chunk the fast path takes never reaches it). */
-#define OA_FAST_MAX_VALUES 512
+/* A template: the walk's result, and the string values of the chunk. */
+#define OA_MAX_HOLES 24
+typedef struct {
+    uint32_t st, e;  /* between the quotes */
+    uint8_t slot;    /* OA_F_* */
+    uint8_t esc;
+} oa_hole;
 
-/* Key at b[i] == '"' (no escapes): sets *ks, *kl and returns the index of
- * the value (after ws ':' ws), or 0. */
-static size_t oa_fkey(const uint8_t *b, size_t n, size_t i, size_t *ks, size_t *kl) {
-    if (i >= n || b[i] != '"')
-        return 0;
-    size_t e = i + 1;
-    int esc = 0;
-    if (pt_json_scan_str(b, n, &e, &esc) != 0 || esc)
-        return 0;
-    *ks = i + 1;
-    *kl = e - i - 1;
-    i = pt_fws(b, n, e + 1);
-    if (i >= n || b[i] != ':')
-        return 0;
-    return pt_fws(b, n, i + 1);
+typedef struct {
+    oa_walk w;
+    unsigned n_holes; /* > OA_MAX_HOLES: too many, not kept */
+    oa_hole holes[OA_MAX_HOLES];
+} oa_template;
+
+_Static_assert(sizeof(oa_template) <= PT_FCACHE_STATE, "oa_template fits the cache");
+
+/* How the value of a member is read. */
+enum {
+    OA_SCALAR,    /* any scalar, not read */
+    OA_NULL,      /* null only */
+    OA_DECLINE,   /* leave the chunk to the general path */
+    OA_STRNULL,   /* a string or null, into f[slot] (bit: read once) */
+    OA_ZERO,      /* the number 0 */
+    OA_INDEX,     /* a non-negative integer: the tool call's index */
+    OA_OBJ,       /* an object (ctx) */
+    OA_OBJNULL,   /* an object (ctx) or null */
+    OA_ARR,       /* an array (ctx) */
+    OA_ARRNULL,   /* an array (ctx) or null */
+};
+
+typedef struct {
+    uint8_t how, ctx, slot, bit;
+} oa_member;
+
+/* The member named b[ks..ks+kl) of a container of kind ctx. */
+static oa_member oa_lookup(int ctx, const uint8_t *k, size_t kl) {
+    oa_member m = {OA_SCALAR, 0, 0, 0};
+#define OA_IS(lit) (kl == sizeof(lit) - 1 && memcmp(k, lit, sizeof(lit) - 1) == 0)
+    switch (ctx) {
+    case OX_ROOT:
+        if (OA_IS("choices"))
+            m = (oa_member){OA_ARR, OX_CHOICES, 0, 1};
+        else if (OA_IS("usage"))
+            m.how = OA_NULL;
+        else if (OA_IS("error"))
+            m.how = OA_DECLINE;
+        break;
+    case OX_CHOICE:
+        if (OA_IS("index"))
+            m = (oa_member){OA_ZERO, 0, 0, 1};
+        else if (OA_IS("delta"))
+            m = (oa_member){OA_OBJNULL, OX_DELTA, 0, 2};
+        else if (OA_IS("finish_reason"))
+            m.how = OA_NULL;
+        break;
+    case OX_DELTA:
+        if (OA_IS("content"))
+            m = (oa_member){OA_STRNULL, 0, OA_F_CONTENT, 1};
+        else if (OA_IS("reasoning_content"))
+            m = (oa_member){OA_STRNULL, 0, OA_F_REASONING_CONTENT, 2};
+        else if (OA_IS("reasoning"))
+            m = (oa_member){OA_STRNULL, 0, OA_F_REASONING, 4};
+        else if (OA_IS("tool_calls"))
+            m = (oa_member){OA_ARRNULL, OX_TOOLS, 0, 8};
+        else if (OA_IS("refusal") || OA_IS("function_call"))
+            m.how = OA_NULL;
+        break;
+    case OX_CALL:
+        if (OA_IS("index"))
+            m = (oa_member){OA_INDEX, 0, 0, 1};
+        else if (OA_IS("function"))
+            m = (oa_member){OA_OBJ, OX_FN, 0, 2};
+        else if (OA_IS("id"))
+            m = (oa_member){OA_STRNULL, 0, OA_F_IGNORED, 4};
+        break;
+    case OX_FN:
+        if (OA_IS("arguments"))
+            m = (oa_member){OA_STRNULL, 0, OA_F_ARGS, 1};
+        else if (OA_IS("name"))
+            m = (oa_member){OA_STRNULL, 0, OA_F_IGNORED, 2};
+        break;
+    default:
+        break;
+    }
+#undef OA_IS
+    return m;
 }
 
-#define OA_KEY(b, ks, kl, lit) ((kl) == sizeof(lit) - 1 && memcmp((b) + (ks), (lit), (kl)) == 0)
-
-/* After a member's value: ws then ',' (returns the index of the next key,
- * after ws, with *more = 1) or the closing brace (index after it, *more =
- * 0); 0 on anything else. */
-static size_t oa_fnext(const uint8_t *b, size_t n, size_t i, int *more) {
-    i = pt_fws(b, n, i);
+/* Walk the chunk at b[0] (the root's opening brace).  Returns the index
+ * just past the root object, or 0; tpl->holes get its string values. */
+static size_t oa_walk_chunk(const uint8_t *b, size_t n, oa_walk *w, uint32_t max_depth,
+                            oa_template *tpl) {
+    uint8_t ctx, bit = 0;
+    oa_member m;
+    size_t i = 0;
+    /* the root */
+    if (i >= n || b[i] != '{' || max_depth < 1)
+        return 0;
+    w->ctx[0] = OX_ROOT;
+    w->seen[0] = 0;
+    w->depth = 1;
+    w->values = 1;
+    i = pt_fws(b, n, i + 1);
+    if (i < n && b[i] == '}')
+        return 0;
+key:
+    /* at a member's key in the object on top */
+    {
+        if (i >= n || b[i] != '"')
+            return 0;
+        size_t e = i + 1;
+        int esc = 0;
+        if (pt_json_scan_str(b, n, &e, &esc) != 0 || esc)
+            return 0;
+        ctx = w->ctx[w->depth - 1];
+        m = oa_lookup(ctx, b + i + 1, e - i - 1);
+        if (m.bit) {
+            if (w->seen[w->depth - 1] & m.bit)
+                return 0; /* read twice: the last one wins there */
+            w->seen[w->depth - 1] |= m.bit;
+        }
+        if ((w->values += 2) > OA_FAST_MAX_VALUES)
+            return 0;
+        i = pt_fws(b, n, e + 1);
+        if (i >= n || b[i] != ':')
+            return 0;
+        i = pt_fws(b, n, i + 1);
+    }
+value:
     if (i >= n)
         return 0;
-    if (b[i] == ',') {
-        *more = 1;
-        return pt_fws(b, n, i + 1);
+    switch (m.how) {
+    case OA_SCALAR:
+        if (b[i] == '"') { /* a string not read: a hole all the same */
+            w->slot = OA_F_IGNORED;
+            i++;
+            goto string;
+        }
+        if (!(i = pt_fskip_scalar(b, n, i)))
+            return 0;
+        goto after;
+    case OA_NULL:
+        if (!PT_FLIT(b, n, i, "null"))
+            return 0;
+        i += 4;
+        goto after;
+    case OA_STRNULL:
+        w->slot = m.slot;
+        if (b[i] == '"') {
+            i++;
+            goto string;
+        }
+        if (!PT_FLIT(b, n, i, "null"))
+            return 0;
+        w->f[m.slot].st = 0;
+        i += 4;
+        goto after;
+    case OA_ZERO:
+        if (b[i] != '0')
+            return 0;
+        i++;
+        goto after;
+    case OA_INDEX: {
+        size_t d0 = i;
+        uint64_t v = 0;
+        while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
+            v = v * 10 + (uint64_t)(b[i++] - '0');
+        if (i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
+            return 0;
+        w->tool = v;
+        w->has_tool = 1;
+        goto after;
     }
-    if (b[i] == '}') {
-        *more = 0;
-        return i + 1;
+    case OA_OBJNULL:
+    case OA_ARRNULL:
+        if (PT_FLIT(b, n, i, "null")) {
+            i += 4;
+            goto after;
+        }
+        /* fall through */
+    case OA_OBJ:
+    case OA_ARR: {
+        int obj = m.how == OA_OBJ || m.how == OA_OBJNULL;
+        if (b[i] != (obj ? '{' : '[') || w->depth >= max_depth || w->depth >= OA_MAX_DEPTH)
+            return 0;
+        w->ctx[w->depth] = m.ctx;
+        w->seen[w->depth] = 0;
+        w->depth++;
+        i = pt_fws(b, n, i + 1);
+        if (i < n && b[i] == (obj ? '}' : ']')) {
+            /* empty: a delta, the choices */
+            if (m.ctx != OX_DELTA && m.ctx != OX_CHOICES)
+                return 0;
+            w->depth--;
+            i++;
+            goto after;
+        }
+        if (obj)
+            goto key;
+        goto element;
     }
-    return 0;
-}
-
-/* A string or null at b[i]: into *f (st = 0 for null); the index after it,
- * or 0. */
-static size_t oa_fstrnull(const uint8_t *b, size_t n, size_t i, oa_fstr *f) {
-    if (i < n && b[i] == '"') {
-        size_t e = i + 1;
+    default:
+        return 0;
+    }
+element:
+    /* at an element of the array on top: one object */
+    ctx = w->ctx[w->depth - 1];
+    if (w->seen[w->depth - 1]++ || (w->values += 1) > OA_FAST_MAX_VALUES)
+        return 0; /* a second choice or tool call */
+    m = (oa_member){OA_OBJ, ctx == OX_CHOICES ? OX_CHOICE : OX_CALL, 0, 0};
+    goto value;
+string:
+    /* b[i] is just past the opening quote of a string for f[w->slot] */
+    {
+        size_t e = i;
         int esc = 0;
         if (pt_json_scan_str(b, n, &e, &esc) != 0)
             return 0;
-        f->st = i + 1;
+        w->f[w->slot].st = i;
+        w->f[w->slot].e = e;
+        w->f[w->slot].esc = esc;
+        if (tpl->n_holes < OA_MAX_HOLES && e <= UINT32_MAX) {
+            oa_hole *h = &tpl->holes[tpl->n_holes];
+            h->st = (uint32_t)i;
+            h->e = (uint32_t)e;
+            h->slot = w->slot;
+            h->esc = (uint8_t)esc;
+        }
+        tpl->n_holes++;
+        i = e + 1;
+    }
+after:
+    /* after a value in the container on top */
+    i = pt_fws(b, n, i);
+    if (i >= n)
+        return 0;
+    ctx = w->ctx[w->depth - 1];
+    if (b[i] == ',') {
+        i = pt_fws(b, n, i + 1);
+        if (ctx == OX_CHOICES || ctx == OX_TOOLS)
+            goto element;
+        goto key;
+    }
+    if (b[i] != (ctx == OX_CHOICES || ctx == OX_TOOLS ? ']' : '}'))
+        return 0;
+    bit = w->seen[w->depth - 1];
+    if ((ctx == OX_CHOICE && !(bit & 1)) || (ctx == OX_CALL && (bit & 3) != 3))
+        return 0; /* a choice without its index, a call without index or function */
+    i++;
+    if (--w->depth == 0)
+        return i;
+    goto after;
+}
+
+/* The chunk at p[0..n) against the template t[0..tl) (tpl): the index
+ * just past the root object with *w filled, or 0 when the chunk differs
+ * from the template outside its string values (or one of its new string
+ * values is not valid). */
+static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *tpl,
+                                const uint8_t *p, size_t n, oa_walk *w) {
+    *w = tpl->w;
+    size_t ti = 0, ni = 0;
+    unsigned h = 0, nh = tpl->n_holes;
+    for (;;) {
+        size_t left = tl - ti < n - ni ? tl - ti : n - ni;
+        size_t k = pt_mismatch(t + ti, p + ni, left);
+        size_t at = ti + k; /* the first template byte that differs */
+        /* string values that matched whole: moved by ni - ti */
+        for (; h < nh && tpl->holes[h].e < at; h++) {
+            oa_fstr *f = &w->f[tpl->holes[h].slot];
+            f->st = tpl->holes[h].st + ni - ti;
+            f->e = tpl->holes[h].e + ni - ti;
+            f->esc = tpl->holes[h].esc;
+        }
+        if (at == tl)
+            return ni + k;
+        if (k == left || h == nh || tpl->holes[h].st > at)
+            return 0; /* the chunk ended, or differs outside a string value */
+        /* the string value of hole h differs: scan the chunk's */
+        size_t st = tpl->holes[h].st + ni - ti, e = st;
+        int esc = 0;
+        if (pt_json_scan_str(p, n, &e, &esc) != 0)
+            return 0;
+        oa_fstr *f = &w->f[tpl->holes[h].slot];
+        f->st = st;
         f->e = e;
         f->esc = esc;
-        return e + 1;
+        ni = e; /* both at the closing quote */
+        ti = tpl->holes[h].e;
+        h++;
     }
-    if (PT_FLIT(b, n, i, "null")) {
-        f->st = 0;
-        return i + 4;
-    }
-    return 0;
 }
 
-/* delta.tool_calls at b[i] == '[': one element with an index, whose
- * function object holds at most a name and the arguments string. */
-static size_t oa_ftools(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
-    i = pt_fws(b, n, i + 1);
-    if (i >= n || b[i] != '{')
-        return 0;
-    i = pt_fws(b, n, i + 1);
-    unsigned seen = 0;
-    for (int more = 1; more;) {
-        size_t ks, kl;
-        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
+/* Read the JSON text at p[0] (its opening brace; p[0..n) available): 1
+ * with *w filled and *end just past the root object, 0 to leave the event
+ * to the general path. */
+static int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t n, oa_walk *w, size_t *end) {
+    pt_fcache *fc = &s->fcache;
+    size_t i = 0;
+    if (fc->wire == PANTO_WIRE_OPENAI_CHAT)
+        i = oa_template_match(fc->bytes.p, fc->bytes.len, (const oa_template *)fc->state, p, n, w);
+    if (!i) {
+        oa_template tpl;
+        memset(&tpl.w, 0, sizeof tpl.w);
+        tpl.n_holes = 0;
+        i = oa_walk_chunk(p, n, &tpl.w, s->opt.max_json_depth, &tpl);
+        if (!i)
             return 0;
-        if (OA_KEY(b, ks, kl, "index")) {
-            size_t d0 = i;
-            uint64_t v = 0;
-            while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
-                v = v * 10 + (uint64_t)(b[i++] - '0');
-            if (seen & 1u || i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
-                return 0;
-            seen |= 1u;
-            r->tool = v;
-        } else if (OA_KEY(b, ks, kl, "id")) {
-            oa_fstr id;
-            if (seen & 2u || !(i = oa_fstrnull(b, n, i, &id)))
-                return 0;
-            seen |= 2u;
-        } else if (OA_KEY(b, ks, kl, "function")) {
-            if (seen & 4u || i >= n || b[i] != '{')
-                return 0;
-            seen |= 4u;
-            i = pt_fws(b, n, i + 1);
-            unsigned fseen = 0;
-            for (int fmore = 1; fmore;) {
-                size_t fs, fl;
-                oa_fstr v;
-                if (!(i = oa_fkey(b, n, i, &fs, &fl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
-                    return 0;
-                if (OA_KEY(b, fs, fl, "arguments")) {
-                    if (fseen & 1u || !(i = oa_fstrnull(b, n, i, &r->f[OA_F_ARGS])))
-                        return 0;
-                    fseen |= 1u;
-                } else if (OA_KEY(b, fs, fl, "name")) {
-                    if (fseen & 2u || !(i = oa_fstrnull(b, n, i, &v)))
-                        return 0;
-                    fseen |= 2u;
-                } else if (!(i = pt_fskip_scalar(b, n, i))) {
-                    return 0;
-                }
-                if (!(i = oa_fnext(b, n, i, &fmore)))
-                    return 0;
-            }
-        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* type, ... */
-            return 0;
-        }
-        if (!(i = oa_fnext(b, n, i, &more)))
+        *w = tpl.w;
+        /* the template of the next chunks: string values of the first
+         * walk (an f slot still holds what the walk ended with) */
+        if (tpl.n_holes <= OA_MAX_HOLES)
+            pt_fcache_store(s, PANTO_WIRE_OPENAI_CHAT, p, i, &tpl, sizeof tpl);
+    }
+    *end = i;
+    if (w->has_tool) {
+        /* a fragment of a tool call that is open (tool_fragment's checks) */
+        pt_key *k = pt_key_find(s, w->tool);
+        if (!k || k->state != PT_KEY_OPEN)
             return 0;
     }
-    if (seen != 7u && seen != 5u)
-        return 0; /* an index and a function object are needed */
-    i = pt_fws(b, n, i);
-    if (i >= n || b[i] != ']')
-        return 0;
-    r->has_tool = 1;
-    return i + 1;
+    return 1;
 }
 
-/* The delta object at b[i] == '{'. */
-static size_t oa_fdelta(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
-    i = pt_fws(b, n, i + 1);
-    if (i < n && b[i] == '}')
-        return i + 1;
-    unsigned seen = 0;
-    for (int more = 1; more;) {
-        size_t ks, kl;
-        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
-            return 0;
-        int which = OA_KEY(b, ks, kl, "content")             ? OA_F_CONTENT
-                    : OA_KEY(b, ks, kl, "reasoning_content") ? OA_F_REASONING_CONTENT
-                    : OA_KEY(b, ks, kl, "reasoning")         ? OA_F_REASONING
-                                                             : -1;
-        if (which >= 0) {
-            if (seen & (1u << which))
-                return 0; /* repeated: the last one wins there */
-            seen |= 1u << which;
-            if (!(i = oa_fstrnull(b, n, i, &r->f[which])))
-                return 0;
-        } else if (OA_KEY(b, ks, kl, "tool_calls")) {
-            if (seen & 8u)
-                return 0;
-            seen |= 8u;
-            if (PT_FLIT(b, n, i, "null"))
-                i += 4;
-            else if (i >= n || b[i] != '[' || !(i = oa_ftools(b, n, i, r)))
-                return 0;
-        } else if (OA_KEY(b, ks, kl, "refusal") || OA_KEY(b, ks, kl, "function_call")) {
-            if (!PT_FLIT(b, n, i, "null"))
-                return 0;
-            i += 4;
-        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* role, ... */
-            return 0;
-        }
-        if (!(i = oa_fnext(b, n, i, &more)))
-            return 0;
-    }
-    return i;
-}
-
-/* The choices array at b[i] == '[': empty, or one choice of index 0. */
-static size_t oa_fchoices(const uint8_t *b, size_t n, size_t i, oa_fast *r) {
-    i = pt_fws(b, n, i + 1);
-    if (i < n && b[i] == ']')
-        return i + 1;
-    if (i >= n || b[i] != '{')
-        return 0;
-    i = pt_fws(b, n, i + 1);
-    unsigned seen = 0;
-    for (int more = 1; more;) {
-        size_t ks, kl;
-        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r->values += 2) > OA_FAST_MAX_VALUES)
-            return 0;
-        if (OA_KEY(b, ks, kl, "index")) {
-            if (seen & 1u || !PT_FLIT(b, n, i, "0"))
-                return 0;
-            seen |= 1u;
-            i++;
-        } else if (OA_KEY(b, ks, kl, "delta")) {
-            if (seen & 2u)
-                return 0;
-            seen |= 2u;
-            if (PT_FLIT(b, n, i, "null"))
-                i += 4;
-            else if (i >= n || b[i] != '{' || !(i = oa_fdelta(b, n, i, r)))
-                return 0;
-        } else if (OA_KEY(b, ks, kl, "finish_reason")) {
-            if (!PT_FLIT(b, n, i, "null"))
-                return 0;
-            i += 4;
-        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* logprobs, ... */
-            return 0;
-        }
-        if (!(i = oa_fnext(b, n, i, &more)))
-            return 0;
-    }
-    if (!(seen & 1u))
-        return 0; /* index absent: the first choice all the same, but rare */
-    i = pt_fws(b, n, i);
-    if (i >= n || b[i] != ']')
-        return 0;
-    return i + 1;
+/* The events of a walked chunk, as choice() queues them: reasoning text,
+ * text, then the tool call fragment.  1, or -1 with the error set. */
+static int oa_fast_apply(panto_stream *s, const uint8_t *p, const oa_walk *w) {
+    panto_str t = pt_mkstr(NULL, 0);
+    const oa_fstr *f = &w->f[OA_F_REASONING_CONTENT];
+    if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    f = &w->f[OA_F_REASONING];
+    if (t.len == 0 && f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    if (tt_delta(s, PANTO_BLOCK_THINKING, t) != 0)
+        return -1;
+    f = &w->f[OA_F_CONTENT];
+    t = pt_mkstr(NULL, 0);
+    if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+        return -1;
+    if (!w->has_tool)
+        return 1;
+    f = &w->f[OA_F_ARGS];
+    t = pt_mkstr(NULL, 0);
+    if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
+        return -1;
+    return tool_fragment(s, w->tool, 1, pt_mkstr(NULL, 0), pt_mkstr(NULL, 0), t) != 0 ? -1 : 1;
 }
 
 int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n) {
     if (!s->started || !PT_FLIT(b, n, 0, "data:"))
         return 0;
-    size_t i = 5;
+    size_t i = 5, end;
     if (i < n && b[i] == ' ')
         i++;
     i = pt_fws(b, n, i);
     if (i >= n || b[i] != '{')
         return 0;
-    i = pt_fws(b, n, i + 1);
-    oa_fast r;
-    memset(&r, 0, sizeof r);
-    r.values = 1;
-    int choices = 0;
-    for (int more = 1; more;) {
-        size_t ks, kl;
-        if (!(i = oa_fkey(b, n, i, &ks, &kl)) || (r.values += 2) > OA_FAST_MAX_VALUES)
-            return 0;
-        if (OA_KEY(b, ks, kl, "choices")) {
-            if (choices++ || i >= n || b[i] != '[' || !(i = oa_fchoices(b, n, i, &r)))
-                return 0;
-        } else if (OA_KEY(b, ks, kl, "usage")) {
-            if (!PT_FLIT(b, n, i, "null"))
-                return 0;
-            i += 4;
-        } else if (OA_KEY(b, ks, kl, "error")) {
-            return 0;
-        } else if (!(i = pt_fskip_scalar(b, n, i))) { /* id, model, created, ... */
-            return 0;
-        }
-        if (!(i = oa_fnext(b, n, i, &more)))
-            return 0;
-    }
-    i = pt_fws(b, n, i);
+    oa_walk w;
+    const uint8_t *p = b + i;
+    if (!oa_fast_walk(s, p, n - i, &w, &end))
+        return 0;
+    i = pt_fws(b, n, i + end);
     /* the data line ends here, and a blank line ends the event */
     if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
         return 0;
-    if (r.has_tool) {
-        /* a fragment of a tool call that is open (tool_fragment's checks) */
-        pt_key *k = pt_key_find(s, r.tool);
-        if (!k || k->state != PT_KEY_OPEN)
-            return 0;
-    }
     pt_fast_commit(s, i + 2, i + 1, 2);
-    /* as choice(): reasoning text, text, then the tool call */
-    panto_str t = pt_mkstr(NULL, 0);
-    const oa_fstr *f = &r.f[OA_F_REASONING_CONTENT];
-    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
-        return -1;
-    f = &r.f[OA_F_REASONING];
-    if (t.len == 0 && f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
-        return -1;
-    if (tt_delta(s, PANTO_BLOCK_THINKING, t) != 0)
-        return -1;
-    f = &r.f[OA_F_CONTENT];
-    t = pt_mkstr(NULL, 0);
-    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
-        return -1;
-    if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
-        return -1;
-    if (!r.has_tool)
-        return 1;
-    f = &r.f[OA_F_ARGS];
-    t = pt_mkstr(NULL, 0);
-    if (f->st && pt_fast_str(s, b, f->st, f->e, f->esc, &t) != 0)
-        return -1;
-    return tool_fragment(s, r.tool, 1, pt_mkstr(NULL, 0), pt_mkstr(NULL, 0), t) != 0 ? -1 : 1;
+    return oa_fast_apply(s, p, &w);
+}
+
+int pt_openai_fast_event(panto_stream *s, const sse_event *ev) {
+    const uint8_t *b = (const uint8_t *)ev->data;
+    size_t n = ev->data_len, i = pt_fws(b, n, 0), end;
+    if (!s->started || i >= n || b[i] != '{')
+        return 0;
+    oa_walk w;
+    const uint8_t *p = b + i;
+    if (!oa_fast_walk(s, p, n - i, &w, &end) || pt_fws(b, n, i + end) != n)
+        return 0;
+    return oa_fast_apply(s, p, &w);
 }

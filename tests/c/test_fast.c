@@ -139,7 +139,9 @@ static const plan PLANS[] = {{0, 0}, {1, 0}, {7, 0}, {64, 0}, {1000, 0},
                              {5, 1}, {40, 1}, {300, 2}, {4096, 1}};
 #define N_PLANS (sizeof PLANS / sizeof PLANS[0])
 
-static uint64_t last_fast; /* n_fast of the last run */
+static uint64_t last_fast;   /* n_fast of the last run */
+static uint64_t last_parsed; /* n_fast_parsed of the last run */
+static uint64_t parsed_total; /* all runs */
 
 static char *run(int wire, const panto_stream_options *o, const uint8_t *in, size_t len,
                  int fast, plan pl) {
@@ -171,6 +173,9 @@ static char *run(int wire, const panto_stream_options *o, const uint8_t *in, siz
     sb_num(&b, e.offset);
     sb_add(&b, e.retryable ? " retryable\n" : "\n");
     last_fast = s->n_fast;
+    last_parsed = s->n_fast_parsed;
+    parsed_total += s->n_fast_parsed;
+    CHECK(fast || (last_fast == 0 && last_parsed == 0));
     panto_stream_free(s);
     return b.p;
 }
@@ -206,6 +211,62 @@ static uint64_t same_str(int wire, const char *in, const char *name) {
     return same(wire, NULL, (const uint8_t *)in, strlen(in), name);
 }
 
+/* ---- mutations: one byte changed, inserted or removed, anywhere ---- */
+
+static uint32_t rnd(uint32_t *st) {
+    uint32_t x = *st;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    return *st = x;
+}
+
+/* n variants of in, each with one random edit; fast and general path
+ * must agree on every one (whole, and fed in 37-byte pieces). */
+static void mutations(int wire, const char *in, int n, uint32_t seed) {
+    static const uint8_t bytes[] = {'"', '\\', ',', ':', '{', '}', '[', ']', ' ', '\t', '\n',
+                                    '\r', 'x', '0', '9', '-', 'u', 'n', 0xC3, 0xA9, 0xFF, 0x00};
+    size_t len = strlen(in);
+    uint8_t *buf = malloc(len + 2);
+    uint32_t st = seed;
+    int differ = 0;
+    for (int k = 0; k < n && !differ; k++) {
+        size_t at = rnd(&st) % len, m = len;
+        uint8_t c = bytes[rnd(&st) % sizeof bytes];
+        switch (rnd(&st) % 3) {
+        case 0: /* replace */
+            memcpy(buf, in, len);
+            buf[at] = c;
+            break;
+        case 1: /* insert */
+            memcpy(buf, in, at);
+            buf[at] = c;
+            memcpy(buf + at + 1, in + at, len - at);
+            m = len + 1;
+            break;
+        default: /* remove */
+            memcpy(buf, in, at);
+            memcpy(buf + at, in + at + 1, len - at - 1);
+            m = len - 1;
+            break;
+        }
+        static const plan whole = {0, 0}, pieces = {37, 0};
+        char *want = run(wire, NULL, buf, m, 0, whole);
+        char *got = run(wire, NULL, buf, m, 1, whole);
+        char *got2 = run(wire, NULL, buf, m, 1, pieces);
+        if (strcmp(want, got) != 0 || strcmp(want, got2) != 0) {
+            differ = 1;
+            fprintf(stderr, "mutation %d (at %zu, byte 0x%02x) of the %s stream:\n--- general\n%s--- fast\n%s--- fast, pieces\n%s",
+                    k, at, c, panto_wire_name(wire), want, got, got2);
+        }
+        free(want);
+        free(got);
+        free(got2);
+    }
+    CHECK(!differ);
+    free(buf);
+}
+
 /* ---- the fixtures ---- */
 
 static void test_fixtures(void) {
@@ -236,6 +297,8 @@ static void test_fixtures(void) {
     closedir(d);
     CHECK(files >= 40);
     CHECK(fast > 50); /* the fixtures do exercise the fast paths */
+    /* also after the general SSE parser (CR line ends, split feeds) */
+    CHECK(parsed_total > 500);
 }
 
 /* ---- Anthropic ---- */
@@ -272,8 +335,9 @@ static uint64_t an_case(const char *ev, const char *name) {
 }
 
 static void test_anthropic(void) {
+    const char *canon;
     /* the canonical stream takes the fast path for every delta */
-    const char *canon =
+    canon =
         AN_START AN_BLOCK(0, "thinking", ",\"thinking\":\"\",\"signature\":\"\"")
         AN_DELTA(0, "{\"type\":\"thinking_delta\",\"thinking\":\"Let me think\"}")
         AN_DELTA(0, "{\"type\":\"thinking_delta\",\"thinking\":\" \\\"hard\\\" \\u00e9\\ud83d\\ude00\"}")
@@ -290,6 +354,7 @@ static void test_anthropic(void) {
         AN_DELTA(12, "{\"type\":\"input_json_delta\",\"partial_json\":\"\\\"ls\\\"}\"}")
         AN_STOP(12) AN_END;
     CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES, canon, "anthropic canonical"), 9);
+    mutations(PANTO_WIRE_ANTHROPIC_MESSAGES, canon, 10000, 0x12345u);
 
     /* fast-path shaped events the general path must decide */
     static const struct {
@@ -348,6 +413,17 @@ static void test_anthropic(void) {
         {"event: content_block_delta\ndata: \n\n", 0},
         {"event: content_block_delta\n\n", 0},
         {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}", 0},
+        /* padding: runs of spaces and tabs longer than 16 bytes */
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}                    }                \n\n", 1},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}\t \t \t \t \t \t \t \t \t}\n\n", 1},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}                 \n}\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}                 x\n\n", 0},
+        {"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}                 \r\n\n", 0},
+        /* the general SSE parser's events: CR line ends, comments, fields */
+        {"event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"crlf\"}}\r\n\r\n", 0},
+        {": ping\nevent: content_block_delta\nid: 9\ndata: {\"type\":\"content_block_delta\",\"index\":0,\ndata: \"delta\":{\"type\":\"text_delta\",\"text\":\"two lines\"}}\n\n", 0},
+        {"event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"bad \xc3\"}}\r\n\r\n", 0},
+        {"event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}} y\r\n\r\n", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char name[64];
@@ -398,7 +474,8 @@ static uint64_t oa_case(const char *ev, const char *name) {
 #define OA_TOOL(idx, args) OA_CHUNK("{\"tool_calls\":[{\"index\":" #idx ",\"function\":{\"arguments\":\"" args "\"}}]}")
 
 static void test_openai(void) {
-    const char *canon =
+    const char *canon;
+    canon =
         OA_START OA_CHUNK("{\"reasoning_content\":\"Let me \\\"think\\\"\"}")
         OA_CHUNK("{\"reasoning_content\":\"\",\"reasoning\":\"alt\"}")
         OA_CHUNK("{\"reasoning\":null,\"content\":\"Hi \xc3\xa9\xf0\x9f\x98\x80 \\u00e9\\n\"}")
@@ -413,6 +490,7 @@ static void test_openai(void) {
         OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"call_2\",\"type\":\"function\",\"function\":{\"name\":\"cat\",\"arguments\":\"\"}}]},\"finish_reason\":null}]}\n\n"
         OA_TOOL(1, "{}") OA_TOOL(0, "") OA_END;
     CHECK_EQ_INT(same_str(PANTO_WIRE_OPENAI_CHAT, canon, "openai canonical"), 14);
+    mutations(PANTO_WIRE_OPENAI_CHAT, canon, 10000, 0x6789u);
 
     static const struct {
         const char *ev;
@@ -460,6 +538,22 @@ static void test_openai(void) {
         {OA_TOOL(00, "x"), 0},
         {OA_CHUNK("{\"tool_calls\":[{\"function\":{\"arguments\":\"x\"}}]}"), 0},
         {OA_CHUNK("{\"tool_calls\":[]}"), 0},
+        /* against the template (the chunks around): other values */
+        {"data: {\"id\":\"chatcmpl-2\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"other id\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abcdefghijklmnopqrstuvwxyz\"}\n\n", 1},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794574,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"other number\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\"}\n\n", 1},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"modelx\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"other key\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\"}\n\n", 1},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\",\"extra\":1}\n\n", 1},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\"\n\n", 0},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"a\\\"c\"}\n\n", 1},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"a\\qc\"}\n\n", 0},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":null},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\"}\n\n", 1},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\",\"content\":\"y\"},\"logprobs\":null,\"finish_reason\":null}],\"usage\":null,\"obfuscation\":\"abc\"}\n\n", 0},
+        {"data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1764794573,\"model\":\"gpt\",\"service_tier\":\"default\",\"system_fingerprint\":\"fp_1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"},\"logprobs\":null,\"finish_reason\":\"stop\"}],\"usage\":null,\"obfuscation\":\"abc\"}\n\n", 0},
+        {"data:                     {\"id\":\"chatcmpl-1\",                  \"choices\":[{\"index\":0,\"delta\":{\"content\":\"pad\"}}]}                     \n\n", 1},
+        /* the general SSE parser's events */
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"crlf\"}}]}\r\n\r\n", 0},
+        {": keep-alive\n" OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"comment\"}}]}\n\n", 0},
+        {OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"crlf bad \xe2\x82\"}}]}\r\n\r\n", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char name[64];
@@ -492,7 +586,18 @@ static void test_limits(void) {
     const char *oa = OA_START OA_TEXT("0123456789") OA_TEXT("0123456789") OA_TEXT("0123456789abcdefghij") OA_END;
     static const size_t events[] = {60, 100, 130, 140, 150, 200, 300, 330, 340, 400};
     static const size_t blocks[] = {5, 10, 19, 20, 25, 30, 39, 40, 41};
-    static const uint32_t depths[] = {1, 2, 3, 4, 5};
+    static const uint32_t depths[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    /* a tool call fragment nests 7 deep: root, choices, choice, delta,
+     * tool_calls, the call, function */
+    const char *tools =
+        OA_START OA_HEAD "\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n"
+        OA_TOOL(0, "{}") OA_TOOL(0, "") OA_END;
+    for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+        panto_stream_options o;
+        panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION);
+        o.max_json_depth = depths[i];
+        same(PANTO_WIRE_OPENAI_CHAT, &o, (const uint8_t *)tools, strlen(tools), "tool depth");
+    }
     for (int w = 0; w < 2; w++) {
         int wire = w ? PANTO_WIRE_OPENAI_CHAT : PANTO_WIRE_ANTHROPIC_MESSAGES;
         const char *in = w ? oa : an;
