@@ -37,7 +37,7 @@ END = "/* PANTO_CDEF_END */"
 #: most content deltas one pantopy_batch() call returns.
 SCRATCH_BYTES = 16384
 BATCH = 128
-assert BATCH < 256  # pantopy_batch packs n into 8 bits of its result
+assert BATCH < 256 and SCRATCH_BYTES < 1 << 15  # the bit fields of pantopy_batch's result
 
 _CTX = f"""
 typedef struct {{
@@ -79,7 +79,9 @@ EXTRA_SOURCE = (
  *   0: the batch is full;  1..7: an event of that kind is in ctx->ev;
  *  -1: PANTO_ERROR;  -2: PANTO_NEED_MORE;  -3: PANTO_DONE.
  * All three come back packed in the result, so that Python reads no struct
- * field: n | (tail + 3) << 8 | nbytes << 12 (n <= {BATCH}, nbytes <= {SCRATCH_BYTES}). */
+ * field, with the first delta's kind | index << 4 (0 when n == 0):
+ *   n | (tail + 3) << 8 | nbytes << 12 | hdr[0] << 27
+ * (n <= {BATCH} < 256, nbytes <= {SCRATCH_BYTES} < 2^15, hdr[0] < 2^36). */
 static int64_t pantopy_batch(pantopy_ctx *ctx)
 {{
     int n = 0;
@@ -133,7 +135,7 @@ static int64_t pantopy_batch(pantopy_ctx *ctx)
             }}
         }}
     }}
-    return (int64_t)n | (ctx->tail + 3) << 8 | (int64_t)used << 12;
+    return (int64_t)n | (ctx->tail + 3) << 8 | (int64_t)used << 12 | (n ? ctx->hdr[0] << 27 : 0);
 }}
 
 /* For bench/decode.py's "core" rows: the core alone, in process.  Feeds

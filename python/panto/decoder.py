@@ -103,8 +103,11 @@ _MutableSSEEvent = _twin(SSEEvent)
 
 _unpack = ffi.unpack
 _batch = lib.pantopy_batch
-_TAIL_NEED_MORE = -2 + 3  # pantopy_batch's tail field: the batch ended on PANTO_NEED_MORE
-_NEED_MORE = _TAIL_NEED_MORE << 8  # pantopy_batch: no delta, then PANTO_NEED_MORE
+# pantopy_batch's result (see _build_ffi.py): n | (tail + 3) << 8 | text
+# bytes << 12 | (first delta's kind | index << 4) << 27
+_TAIL_NEED_MORE = -2 + 3  # the tail field: the batch ended on PANTO_NEED_MORE
+_NEED_MORE = _TAIL_NEED_MORE << 8  # no delta, then PANTO_NEED_MORE
+_ONE_DELTA = 1 | _TAIL_NEED_MORE << 8  # r & 0xFFF: one delta, then PANTO_NEED_MORE
 _EMPTY: Iterator[Any] = iter(())
 _free = lib.panto_stream_free
 _feed = lib.panto_stream_feed
@@ -368,19 +371,18 @@ class StreamDecoder:
             # the events, kept so that what an abandoned iteration did not
             # take is yielded next time.
             r = _batch(ctx)
+            if r & 0xFFF == _ONE_DELTA:  # the usual case with merge_deltas; inlined _deltas()
+                o = _new(_MutableContentDelta)
+                o.index = r >> 31
+                o.kind = _BLOCK_KINDS[r >> 27 & 15]
+                o.text = self._scratch[0 : r >> 12 & 0x7FFF].decode()
+                o.__class__ = ContentDelta
+                self._it = it = iter((o,))
+                return it
             if r == _NEED_MORE:
                 return _EMPTY
             if r >> 8 & 15 == _TAIL_NEED_MORE:
-                if r & 255 == 1:  # one delta (the usual case with merge_deltas), inlined _deltas()
-                    packed = self._hdr[0]
-                    o = _new(_MutableContentDelta)
-                    o.index = packed >> 4
-                    o.kind = _BLOCK_KINDS[packed & 15]
-                    o.text = self._scratch[0 : r >> 12].decode()
-                    o.__class__ = ContentDelta
-                    self._it = it = iter((o,))
-                else:
-                    self._it = it = iter(self._deltas(r))
+                self._it = it = iter(self._deltas(r))
                 return it
             return self._pull(r)
         if self._pending is not None:
@@ -412,8 +414,8 @@ class StreamDecoder:
         # of content deltas -- nearly every event of a response -- into one
         # text buffer plus (kind | index << 4, end offset) pairs, and stops
         # at any other event, which _slow() converts from the event struct.
-        # Its result `r` packs n | (tail + 3) << 8 | text bytes << 12 (see
-        # _build_ffi.py); -1 means "call it".
+        # Its result `r` packs n, tail and the text's size (see _NEED_MORE
+        # above); -1 means "call it".
         if self._leftover:  # events of a batch whose iteration was abandoned
             leftover = self._leftover
             self._leftover = []
@@ -463,14 +465,13 @@ class StreamDecoder:
         cd = ContentDelta
         kinds = _BLOCK_KINDS
         if n == 1:  # the usual batch with merge_deltas
-            packed = self._hdr[0]
             o = new(mcd)
-            o.index = packed >> 4
-            o.kind = kinds[packed & 15]
-            o.text = self._scratch[0 : r >> 12].decode()
+            o.index = r >> 31
+            o.kind = kinds[r >> 27 & 15]
+            o.text = self._scratch[0 : r >> 12 & 0x7FFF].decode()
             o.__class__ = cd
             return [o]
-        text = self._scratch[0 : r >> 12].decode()
+        text = self._scratch[0 : r >> 12 & 0x7FFF].decode()
         h = self._hdr[0 : 2 * n].tolist()
         out: list[Event] = []
         append = out.append
