@@ -216,6 +216,8 @@ import json, os, sys, time
 def now():
     return time.process_time(), time.perf_counter()
 marks = [("start", *now())]
+from panto.startup_cache import install_dataclass_code_cache
+install_dataclass_code_cache()  # as `panto` does first
 import panto.cli.chat, panto.app  # what `panto -p` imports
 marks.append(("imports", *now()))
 from panto.config import Config
@@ -400,7 +402,8 @@ def build_layout(base: Path) -> tuple[Path, dict[str, str]]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("PANTO_", "XDG_", "LUA")) and k not in ("HOME",)
+        if not k.startswith(("PANTO_", "XDG_", "LUA"))
+        and k not in ("HOME", "PYTHONDONTWRITEBYTECODE")  # bytecode cached, as installed
     }
     env.update(
         HOME=str(home),

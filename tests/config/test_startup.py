@@ -406,3 +406,77 @@ def test_a_parsed_config_file_is_cached_by_its_text(user_dir: Path) -> None:
     cfg.write_text('max_tokens = 99\n[extensions."x.y"]\nwhen = 1979-05-27\n')
     assert load() == [99, True]
     assert load() == [99, True]  # a date: parsed every time
+
+
+_DC_PROBE = """\
+import json, sys
+from panto.startup_cache import code_cache_stats, install_dataclass_code_cache
+install_dataclass_code_cache()
+import dataclasses
+from dataclasses import dataclass, field
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    x: int
+    y: int = 2
+    tags: tuple[str, ...] = ()
+
+@dataclass
+class Box:
+    items: list[int] = field(default_factory=list)
+    label: str = "b"
+
+p = Point(1)
+try:
+    p.x = 5
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+b = Box()
+b.items.append(1)
+out = {
+    "repr": [repr(p), repr(Box()), repr(b)],
+    "eq": [p == Point(1, 2, ()), p != Point(2), hash(p) == hash(Point(1))],
+    "frozen": frozen,
+    "fields": [f.name for f in dataclasses.fields(Point)],
+    "replace": repr(dataclasses.replace(p, y=9)),
+    "annotations": repr(Point.__init__.__annotations__),
+    "stats": code_cache_stats(),
+}
+print(json.dumps(out))
+"""
+
+
+def test_dataclass_code_cache_gives_the_same_classes_compiled_once() -> None:
+    """The ``panto`` command keeps dataclasses' generated methods compiled
+    between runs (panto.startup_cache): the second run compiles none of
+    them, and the classes behave exactly as without the cache."""
+    import json
+    import os
+    import sys
+
+    def run(env: dict[str, str]) -> dict[str, Any]:
+        r = subprocess.run(
+            [sys.executable, "-c", _DC_PROBE], capture_output=True, text=True, timeout=60, env=env
+        )
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    env = dict(os.environ)
+    first = run(env)
+    second = run(env)
+    hits, compiled = first.pop("stats")
+    assert compiled >= 6 and hits == 0  # __init__, __repr__, __eq__, ... of both classes
+    hits2, compiled2 = second.pop("stats")
+    assert compiled2 == 0 and hits2 == compiled
+    assert first == second
+    assert first["frozen"] and all(first["eq"]) and first["fields"] == ["x", "y", "tags"]
+    assert (
+        first["repr"][0] == "Point(x=1, y=2, tags=())"
+        and first["repr"][2] == "Box(items=[1], label='b')"
+    )
+    # annotations are objects, not strings (no __future__ flag leaked into the compile)
+    assert "<class 'int'>" in first["annotations"]
+    off = run(dict(env, PANTO_STARTUP_CACHE="0"))
+    off.pop("stats")
+    assert off == first

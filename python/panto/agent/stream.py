@@ -258,8 +258,6 @@ class Stream(_Driver):
 
     def _attempt(self, turn: Turn, req: PreparedRequest) -> Iterator[Event]:
         """One HTTP attempt, up to the terminal event.  Raises PantoError."""
-        from ..decoder import StreamDecoder
-
         ctx = turn.ctx
         cfg = ctx.config
         first_byte, idle = _timeouts(cfg)
@@ -286,6 +284,10 @@ class Stream(_Driver):
                 tp.logger.debug("HTTP %d from %s: %s", resp.status_code, req.url, err)
                 raise err
             watch = tp.Watch(resp, idle)
+            # (imported once the request is out: the core's load is not on
+            # the way to the first byte)
+            from ..decoder import StreamDecoder
+
             dec = StreamDecoder(ctx.provider.wire)
             accept = turn.accept_many
             chunks = itertools.chain(tp.body_chunks(resp), (None,))

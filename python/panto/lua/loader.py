@@ -278,7 +278,7 @@ _MODULE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 def _rock_sources(cfg: Config, report: LoadReport, sync_rocks: bool) -> list[Source]:
     """Sync the configured rocks if one is missing, and one source per
     installed rock (its module, required by the rock's name)."""
-    from ..extensions import rocks as rk
+    from ..extensions import rocks as rk  # (lazy: the tree only, unless one is missing)
     from ..extensions.vers import parse_dep
 
     listed = cfg.extension_rocks()

@@ -26,7 +26,6 @@ from __future__ import annotations
 import heapq
 import logging
 import os
-import random
 import re
 import sys
 import threading
@@ -248,6 +247,8 @@ def backoff_delay(
     shortened; callers give up instead of waiting more than ``wait_max``)."""
     if retry_after is not None:
         return min(retry_after, wait_max)
+    import random  # (~1.5 ms: only when a retry waits)
+
     delay = min(cap, wait_max, base * (2 ** (attempt - 1)))
     return delay * (0.5 + random.random() / 2)
 
