@@ -361,9 +361,8 @@ class StreamDecoder:
             it = self._it
             if it is not None:  # inlined _reclaim(): this runs once per feed
                 self._it = None
-                rest = [*it]
-                if rest:
-                    self._leftover = rest + self._leftover
+                for ev in it:  # (usually exhausted: no list built)
+                    self._leftover = [ev, *it, *self._leftover]
             if self._leftover:
                 return self._pull(-1)
             # The usual case -- nothing decodable, or a run of deltas ending
