@@ -24,7 +24,8 @@ store and the system prompt: ``panto.app.open_session``), the transport
 + ``run`` until the server has its first byte).
 
 Then what the imports alone cost, cumulatively, each step in a fresh
-interpreter: everything ``panto -p`` imports, then what it no longer
+interpreter: everything ``panto -p`` imports (with the compiled-dataclass
+cache, as the command installs it), then what it no longer
 imports before its first byte: asyncio and lupa (the Lua runtime, when a
 tool runs), httpx with its client (``run_async``, a proxy).
 
@@ -265,6 +266,7 @@ DEPS = [
     ("python -c pass (no exit)", "pass"),
     (
         "+ all panto -p imports",
+        "from panto.startup_cache import install_dataclass_code_cache as i; i(); "
         "import panto.cli.chat, panto.app, panto.agent, panto.lua, panto.sessions, "
         "panto.system_prompt, panto.decoder, panto.providers.http11",
     ),
