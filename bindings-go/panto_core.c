@@ -1973,7 +1973,22 @@ PT_INTERNAL int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev);
 /* The fast path took b[0..len), `lines` lines, the last one (the blank
  * line) starting at b[blank]: update the SSE parser and the stream as
  * parse_next would have. */
-PT_INTERNAL void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines);
+static inline void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines)
+{
+    sse_parser *p = &s->sse;
+    uint64_t start = s->in_base + s->in_off;
+    p->ev_off = start;
+    p->line_off = start + blank;
+    p->line_no += lines;
+    p->seen_field = 1;
+    p->scanned = 0;
+    s->in_off += len;
+    s->in_borrowed = 1;
+    s->n_fast++;
+    s->cur_off = start;
+    s->n_events++;
+    s->ev_line = p->line_no > 2 ? p->line_no - 2 : 1;
+}
 
 /* Keep b[0..len) and the walk state in the prefix cache (silently not when
  * too long or out of memory: it is only a cache). */
@@ -1997,6 +2012,27 @@ static inline int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size
     return 0;
 }
 
+/* Zero an event.  With SSE2 in seven stores: GCC clears 104 bytes with
+ * `rep stos`, whose start-up costs more than the rest of queueing a delta. */
+static inline void pt_zero_event(panto_event *ev)
+{
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    _Static_assert(sizeof(panto_event) == 104, "panto_event is 104 bytes");
+    char *p = (char *)ev;
+    __m128i z = _mm_setzero_si128();
+    /* straight-line: GCC turns a loop of these back into `rep stos` */
+    _mm_storeu_si128((__m128i *)(void *)p, z);
+    _mm_storeu_si128((__m128i *)(void *)(p + 16), z);
+    _mm_storeu_si128((__m128i *)(void *)(p + 32), z);
+    _mm_storeu_si128((__m128i *)(void *)(p + 48), z);
+    _mm_storeu_si128((__m128i *)(void *)(p + 64), z);
+    _mm_storeu_si128((__m128i *)(void *)(p + 80), z);
+    _mm_storel_epi64((__m128i *)(void *)(p + 96), z);
+#else
+    memset(ev, 0, sizeof *ev);
+#endif
+}
+
 /* pt_block_delta with its common case inline: room in the block's buffer
  * and in the queue.  The same effects and errors. */
 static inline int pt_fast_delta(panto_stream *s, int si, panto_str t)
@@ -2011,13 +2047,21 @@ static inline int pt_fast_delta(panto_stream *s, int si, panto_str t)
     memcpy(b->p + b->len, t.ptr, t.len);
     b->len += t.len;
     panto_event *ev = &s->q[s->q_head + s->q_len++];
-    memset(ev, 0, sizeof *ev);
+    pt_zero_event(ev);
     ev->kind = PANTO_EV_CONTENT_DELTA;
     ev->u.content_delta.index = sl->index;
     ev->u.content_delta.block_kind = sl->kind;
     ev->u.content_delta.text = t;
     return 0;
 }
+
+/* The fast paths' steps are small and run for nearly every event: inlined
+ * into their caller (the unity build sees them all). */
+#if defined(__GNUC__)
+#define PT_HOT_INLINE inline __attribute__((always_inline))
+#else
+#define PT_HOT_INLINE inline
+#endif
 
 /* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would
  * end the SSE line).  One compare when there is none. */
@@ -2046,6 +2090,16 @@ static inline size_t pt_mismatch(const uint8_t *a, const uint8_t *b, size_t n)
 {
     size_t i = 0;
 #if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    while (n - i >= 32) { /* 32 bytes a round: one branch */
+        __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
+        __m128i y0 = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
+        __m128i x1 = _mm_loadu_si128((const __m128i *)(const void *)(a + i + 16));
+        __m128i y1 = _mm_loadu_si128((const __m128i *)(const void *)(b + i + 16));
+        __m128i eq = _mm_and_si128(_mm_cmpeq_epi8(x0, y0), _mm_cmpeq_epi8(x1, y1));
+        if ((unsigned)_mm_movemask_epi8(eq) != 0xFFFFu)
+            break; /* the 16-byte rounds below find which */
+        i += 32;
+    }
     while (n - i >= 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
         __m128i y = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
@@ -2268,7 +2322,7 @@ panto_event *pt_push(panto_stream *s, int32_t kind) {
         s->q_cap = ncap;
     }
     panto_event *ev = &s->q[s->q_head + s->q_len++];
-    memset(ev, 0, sizeof *ev);
+    pt_zero_event(ev);
     ev->kind = kind;
     return ev;
 }
@@ -2831,22 +2885,6 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
         return;
     memcpy(fc->state, state, state_len);
     fc->wire = wire;
-}
-
-void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines) {
-    sse_parser *p = &s->sse;
-    uint64_t start = s->in_base + s->in_off;
-    p->ev_off = start;
-    p->line_off = start + blank;
-    p->line_no += lines;
-    p->seen_field = 1;
-    p->scanned = 0;
-    s->in_off += len;
-    s->in_borrowed = 1;
-    s->n_fast++;
-    s->cur_off = start;
-    s->n_events++;
-    s->ev_line = p->line_no > 2 ? p->line_no - 2 : 1;
 }
 
 /* The wire's fast path for the event at the start of the undecoded input:
@@ -3995,6 +4033,8 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
         size_t at = ti + k; /* the first template byte that differs */
         /* string values that matched whole: moved by ni - ti */
         for (; h < nh && tpl->holes[h].e < at; h++) {
+            if (tpl->holes[h].slot == OA_F_IGNORED)
+                continue;
             oa_fstr *f = &w->f[tpl->holes[h].slot];
             f->st = tpl->holes[h].st + ni - ti;
             f->e = tpl->holes[h].e + ni - ti;
@@ -4009,10 +4049,12 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
         int esc = 0;
         if (pt_json_scan_str(p, n, &e, &esc) != 0)
             return 0;
-        oa_fstr *f = &w->f[tpl->holes[h].slot];
-        f->st = st;
-        f->e = e;
-        f->esc = esc;
+        if (tpl->holes[h].slot != OA_F_IGNORED) {
+            oa_fstr *f = &w->f[tpl->holes[h].slot];
+            f->st = st;
+            f->e = e;
+            f->esc = esc;
+        }
         ni = e; /* both at the closing quote */
         ti = tpl->holes[h].e;
         h++;
@@ -4022,7 +4064,7 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
 /* Read the JSON text at p[0] (its opening brace; p[0..n) available): 1
  * with *w filled and *end just past the root object, 0 to leave the event
  * to the general path. */
-static int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t n, oa_walk *w, size_t *end) {
+static PT_HOT_INLINE int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t n, oa_walk *w, size_t *end) {
     pt_fcache *fc = &s->fcache;
     size_t i = 0;
     if (fc->wire == PANTO_WIRE_OPENAI_CHAT)
@@ -4052,7 +4094,7 @@ static int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t n, oa_walk *w,
 
 /* The events of a walked chunk, as choice() queues them: reasoning text,
  * text, then the tool call fragment.  1, or -1 with the error set. */
-static int oa_fast_apply(panto_stream *s, const uint8_t *p, const oa_walk *w) {
+static PT_HOT_INLINE int oa_fast_apply(panto_stream *s, const uint8_t *p, const oa_walk *w) {
     panto_str t = pt_mkstr(NULL, 0);
     const oa_fstr *f = &w->f[OA_F_REASONING_CONTENT];
     if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
@@ -4637,7 +4679,7 @@ static size_t an_walk_head(const uint8_t *b, size_t n, an_walk *w) {
 /* Walk the JSON text at p[0..n) (p[0] == '{') through the cache:
  * 1 with *w, the text string p[*st..*e) (*esc) and *end just past the
  * root object, 0 to leave the event to the general path. */
-static int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
+static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
                         size_t *e, int *esc, size_t *end, int *si) {
     if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
         return 0;
@@ -4671,7 +4713,7 @@ static int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w,
 }
 
 /* Queue what block_delta would.  1, or -1 with the error set. */
-static int an_fast_apply(panto_stream *s, const uint8_t *p, const an_walk *w, size_t st, size_t e,
+static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const an_walk *w, size_t st, size_t e,
                          int esc, int si) {
     panto_str t;
     if (pt_fast_str(s, p, st, e, esc, &t) != 0)

@@ -162,7 +162,7 @@ panto_event *pt_push(panto_stream *s, int32_t kind) {
         s->q_cap = ncap;
     }
     panto_event *ev = &s->q[s->q_head + s->q_len++];
-    memset(ev, 0, sizeof *ev);
+    pt_zero_event(ev);
     ev->kind = kind;
     return ev;
 }
@@ -725,22 +725,6 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
         return;
     memcpy(fc->state, state, state_len);
     fc->wire = wire;
-}
-
-void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines) {
-    sse_parser *p = &s->sse;
-    uint64_t start = s->in_base + s->in_off;
-    p->ev_off = start;
-    p->line_off = start + blank;
-    p->line_no += lines;
-    p->seen_field = 1;
-    p->scanned = 0;
-    s->in_off += len;
-    s->in_borrowed = 1;
-    s->n_fast++;
-    s->cur_off = start;
-    s->n_events++;
-    s->ev_line = p->line_no > 2 ? p->line_no - 2 : 1;
 }
 
 /* The wire's fast path for the event at the start of the undecoded input:

@@ -524,7 +524,7 @@ static size_t an_walk_head(const uint8_t *b, size_t n, an_walk *w) {
 /* Walk the JSON text at p[0..n) (p[0] == '{') through the cache:
  * 1 with *w, the text string p[*st..*e) (*esc) and *end just past the
  * root object, 0 to leave the event to the general path. */
-static int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
+static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
                         size_t *e, int *esc, size_t *end, int *si) {
     if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
         return 0;
@@ -558,7 +558,7 @@ static int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w,
 }
 
 /* Queue what block_delta would.  1, or -1 with the error set. */
-static int an_fast_apply(panto_stream *s, const uint8_t *p, const an_walk *w, size_t st, size_t e,
+static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const an_walk *w, size_t st, size_t e,
                          int esc, int si) {
     panto_str t;
     if (pt_fast_str(s, p, st, e, esc, &t) != 0)

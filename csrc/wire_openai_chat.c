@@ -717,6 +717,8 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
         size_t at = ti + k; /* the first template byte that differs */
         /* string values that matched whole: moved by ni - ti */
         for (; h < nh && tpl->holes[h].e < at; h++) {
+            if (tpl->holes[h].slot == OA_F_IGNORED)
+                continue;
             oa_fstr *f = &w->f[tpl->holes[h].slot];
             f->st = tpl->holes[h].st + ni - ti;
             f->e = tpl->holes[h].e + ni - ti;
@@ -731,10 +733,12 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
         int esc = 0;
         if (pt_json_scan_str(p, n, &e, &esc) != 0)
             return 0;
-        oa_fstr *f = &w->f[tpl->holes[h].slot];
-        f->st = st;
-        f->e = e;
-        f->esc = esc;
+        if (tpl->holes[h].slot != OA_F_IGNORED) {
+            oa_fstr *f = &w->f[tpl->holes[h].slot];
+            f->st = st;
+            f->e = e;
+            f->esc = esc;
+        }
         ni = e; /* both at the closing quote */
         ti = tpl->holes[h].e;
         h++;
@@ -744,7 +748,7 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
 /* Read the JSON text at p[0] (its opening brace; p[0..n) available): 1
  * with *w filled and *end just past the root object, 0 to leave the event
  * to the general path. */
-static int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t n, oa_walk *w, size_t *end) {
+static PT_HOT_INLINE int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t n, oa_walk *w, size_t *end) {
     pt_fcache *fc = &s->fcache;
     size_t i = 0;
     if (fc->wire == PANTO_WIRE_OPENAI_CHAT)
@@ -774,7 +778,7 @@ static int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t n, oa_walk *w,
 
 /* The events of a walked chunk, as choice() queues them: reasoning text,
  * text, then the tool call fragment.  1, or -1 with the error set. */
-static int oa_fast_apply(panto_stream *s, const uint8_t *p, const oa_walk *w) {
+static PT_HOT_INLINE int oa_fast_apply(panto_stream *s, const uint8_t *p, const oa_walk *w) {
     panto_str t = pt_mkstr(NULL, 0);
     const oa_fstr *f = &w->f[OA_F_REASONING_CONTENT];
     if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
