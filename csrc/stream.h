@@ -5,8 +5,9 @@
  * on the stream.  The stream only decodes the next SSE event once its event
  * queue is empty, and only then resets the arena and recycles the buffers of
  * completed ("retired") blocks.  Event strings point into the SSE parser's
- * data buffer, the arena, or block accumulators -- all untouched while the
- * queue holds events. */
+ * data buffer, the arena, block accumulators, or (fast paths) the input
+ * buffer -- all untouched while the queue holds events (a feed with events
+ * queued keeps the input's bytes in place: in_keep). */
 #ifndef PANTO_STREAM_H
 #define PANTO_STREAM_H
 
