@@ -33,6 +33,8 @@ BlockKind = Literal["text", "thinking", "redacted_thinking", "tool_use", "server
 
 @dataclass(frozen=True, slots=True)
 class MessageStart:
+    """A message begins: its id, model and the usage known so far."""
+
     id: str
     model: str
     usage: Usage
@@ -40,12 +42,16 @@ class MessageStart:
 
 @dataclass(frozen=True, slots=True)
 class BlockStart:
+    """A content block begins at ``index`` (its kind)."""
+
     index: int
     kind: BlockKind
 
 
 @dataclass(frozen=True, slots=True)
 class ToolDetails:
+    """The id and name of the tool_use block at ``index``."""
+
     index: int
     id: str
     name: str
@@ -84,6 +90,8 @@ class MessageComplete:
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStart:
+    """A tool call is dispatched."""
+
     call: ToolUse
 
 
@@ -111,6 +119,8 @@ class ProviderRetry:
 
 @dataclass(frozen=True, slots=True)
 class SSEEvent:
+    """One raw server-sent event (the ``sse`` wire)."""
+
     event: str
     data: str
     id: str

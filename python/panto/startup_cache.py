@@ -7,6 +7,9 @@ every start, kept under ``$XDG_CACHE_HOME/panto/<kind>/``.
 - ``code``: the methods ``dataclasses`` generates, compiled
   (:func:`install_dataclass_code_cache`, installed by the ``panto`` command).
 
+Also here, not a cache but start-up work avoided the same way:
+:func:`defer_inspect_import`.
+
 A key is a checksum of everything the value depends on, so an entry never
 goes stale; a missing, unreadable or corrupt entry is recomputed.  The JSON
 kinds keep at most ``MAX_FILES`` entries each.  ``PANTO_STARTUP_CACHE=0``
@@ -28,6 +31,7 @@ __all__ = [
     "cache_dir",
     "checksum",
     "code_cache_stats",
+    "defer_inspect_import",
     "enabled",
     "install_dataclass_code_cache",
     "read",
@@ -184,4 +188,37 @@ def install_dataclass_code_cache() -> bool:
 
     atexit.register(save)
     _code_cache_installed = True
+    return True
+
+
+# -- inspect, imported when first used ------------------------------------------------
+
+
+def defer_inspect_import() -> bool:
+    """Make ``import inspect`` cheap until ``inspect`` is really used.
+
+    ``dataclasses`` imports ``inspect`` (and with it ``ast``, ``dis``,
+    ``tokenize``: ~7% of the instructions before ``panto -p``'s first byte)
+    only to make a docstring for a dataclass that has none, which no panto
+    dataclass lacks.  Until an attribute of it is first read, ``inspect`` in
+    ``sys.modules`` is a stand-in; that first read imports the real module
+    (replacing the stand-in in ``sys.modules``) and every read through the
+    stand-in is forwarded to it.  The ``panto`` command calls this first
+    (``panto.cli``), never ``import panto``.  False when ``inspect`` is
+    already imported (nothing to defer) or the start-up caches are off."""
+    import sys
+
+    if "inspect" in sys.modules or not enabled():
+        return False
+    import types
+
+    class _Deferred(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            if sys.modules.get(self.__name__) is self:
+                del sys.modules[self.__name__]
+            import importlib
+
+            return getattr(importlib.import_module(self.__name__), name)
+
+    sys.modules["inspect"] = _Deferred("inspect")
     return True

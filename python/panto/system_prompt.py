@@ -75,6 +75,8 @@ class Part:
 
 @dataclass(frozen=True)
 class SystemPrompt:
+    """The assembled system prompt, part by part."""
+
     parts: tuple[Part, ...] = field(default_factory=tuple)
 
     @property

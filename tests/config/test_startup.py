@@ -191,7 +191,7 @@ _PROBE = """\
 import json, sys
 from panto.cli import main
 rc = main(sys.argv[1:])
-heavy = ("asyncio", "lupa", "lupa.lua54", "httpx", "ssl", "panto.lua.runtime")
+heavy = ("asyncio", "lupa", "lupa.lua54", "httpx", "ssl", "panto.lua.runtime", "ast")
 print(json.dumps({"rc": rc, "loaded": [m for m in heavy if m in sys.modules]}), file=sys.stderr)
 """
 
@@ -251,7 +251,8 @@ def test_panto_p_starts_no_lua_runtime_httpx_or_asyncio_when_its_tools_are_cache
         assert list(startup_cache.cache_dir(lazy.KIND).glob("*.json"))
         second = _panto_p(server, repo)
         assert second["rc"] == 0 and "two" in second["stdout"]
-        assert second["loaded"] == [], second["loaded"]  # nor httpx, nor ssl for http://
+        # nor httpx, nor ssl for http://, nor inspect's ast (startup_cache.defer_inspect_import)
+        assert second["loaded"] == [], second["loaded"]
         # the model is offered the same tools either way
         tools = _tool_names(server.requests[0])
         assert {"read", "write", "edit", "bash", "grep", "find", "ls"} <= set(tools)
@@ -480,3 +481,33 @@ def test_dataclass_code_cache_gives_the_same_classes_compiled_once() -> None:
     off = run(dict(env, PANTO_STARTUP_CACHE="0"))
     off.pop("stats")
     assert off == first
+
+
+def test_deferred_inspect_is_the_real_module_on_first_use() -> None:
+    import json
+    import os
+    import sys
+
+    code = (
+        "import json, sys\n"
+        "from panto.startup_cache import defer_inspect_import\n"
+        "assert defer_inspect_import()\n"
+        "import dataclasses, inspect\n"
+        "early = 'ast' in sys.modules\n"
+        "@dataclasses.dataclass\n"
+        "class NoDoc:\n"
+        "    x: int = 1\n"
+        "from inspect import isclass\n"
+        "sig = str(inspect.signature(lambda a, b=2: 0))\n"
+        "print(json.dumps([early, NoDoc.__doc__, isclass(NoDoc), sig,\n"
+        "                  sys.modules['inspect'].__name__, hasattr(sys.modules['inspect'], 'stack'),\n"
+        "                  type(sys.modules['inspect']).__name__]))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=os.environ
+    )
+    assert r.returncode == 0, r.stderr
+    early, doc, isclass, sig, name, has_stack, kind = json.loads(r.stdout)
+    assert early is False  # nothing of inspect was imported until used
+    assert doc == "NoDoc(x: int = 1)" and isclass and sig == "(a, b=2)"
+    assert name == "inspect" and has_stack and kind == "module"  # the real one now

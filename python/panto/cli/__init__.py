@@ -119,8 +119,9 @@ def _dispatch(args: list[str]) -> int:
     if args == ["--version"] or args == ["-V"]:
         print(_version())
         return 0
-    from ..startup_cache import install_dataclass_code_cache
+    from ..startup_cache import defer_inspect_import, install_dataclass_code_cache
 
+    defer_inspect_import()  # before dataclasses imports it (see there)
     install_dataclass_code_cache()  # ~20 ms less CPU at start-up (see there)
     if args and args[0] in COMMANDS:
         module, _ = COMMANDS[args[0]]

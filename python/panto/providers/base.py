@@ -48,6 +48,8 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 
 @dataclass(frozen=True, slots=True)
 class PreparedRequest:
+    """One provider request, ready to send."""
+
     url: str
     headers: dict[str, str]
     body: bytes

@@ -32,6 +32,8 @@ MESSAGE = "message"
 
 @dataclass(slots=True, eq=False)
 class Entries:
+    """A session's entries, column-wise."""
+
     kinds: list[str] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)
     parents: list[str | None] = field(default_factory=list)

@@ -74,6 +74,8 @@ _CHUNK = 1 << 20  # bytes per read (tests shrink it to put chunk ends everywhere
 
 @dataclass(slots=True, eq=False)
 class Parsed(Entries):
+    """A parsed session file: its entries, header and what was dropped."""
+
     header: dict[str, Any] | None = None
     size: int = 0  # bytes in the file
     good_size: int = -1  # bytes up to the end of the last complete batch (-1: all complete lines)
