@@ -53,28 +53,7 @@ static int msg_has(panto_error e, const char *needle) {
     } while (0)
 
 /* A compact transcript of everything a stream yields, fed in pieces of
- * `chunk` bytes (0 = all at once). */
-typedef struct {
-    char *p;
-    size_t len, cap;
-} sb;
-
-static void sb_addn(sb *b, const void *s, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        b->p = realloc(b->p, nc);
-        if (!b->p)
-            exit(2);
-        b->cap = nc;
-    }
-    if (n)
-        memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-static void sb_add(sb *b, const char *s) { sb_addn(b, s, strlen(s)); }
+ * `chunk` bytes (0 = all at once), rendered into an sb (testlib.h). */
 static void sb_num(sb *b, long long v) {
     char t[32];
     snprintf(t, sizeof t, "%lld", v);

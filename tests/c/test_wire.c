@@ -11,32 +11,8 @@
 #include "panto.h"
 #include "testlib.h"
 
-/* ---- a growable string ---- */
+/* ---- rendering into a growable string (sb: testlib.h) ---- */
 
-typedef struct {
-    char *p;
-    size_t len, cap;
-} sb;
-
-static void sb_addn(sb *b, const char *s, size_t n) {
-    if (b->len + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 256;
-        while (nc < b->len + n + 1)
-            nc *= 2;
-        b->p = realloc(b->p, nc);
-        if (!b->p) {
-            fprintf(stderr, "out of memory\n");
-            exit(2);
-        }
-        b->cap = nc;
-    }
-    if (n)
-        memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = 0;
-}
-
-static void sb_add(sb *b, const char *s) { sb_addn(b, s, strlen(s)); }
 
 static void sb_printf(sb *b, const char *fmt, ...) {
     char tmp[4096];

@@ -6,6 +6,8 @@
  *   CHECK_STR(ptr, len, "lit")  a {ptr, len} byte string equals a literal
  *   return test_report("name"); prints "name: N passed, M failed" and
  *                               returns nonzero when anything failed
+ *   sb, sb_addn, sb_add         a growable NUL-terminated string (tests
+ *                               render events into one to compare them)
  *
  * Header-only; the counters live in a function-local static, so including
  * it from one test file is all it takes. */
@@ -13,6 +15,7 @@
 #define PANTO_TESTLIB_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline long *test_counts_(void)
@@ -71,5 +74,31 @@ static inline int test_report(const char *name)
     fflush(stdout);
     return c[1] != 0;
 }
+
+typedef struct {
+    char *p;
+    size_t len, cap;
+} sb;
+
+static inline void sb_addn(sb *b, const void *s, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 256;
+        while (nc < b->len + n + 1)
+            nc *= 2;
+        b->p = realloc(b->p, nc);
+        if (!b->p) {
+            fprintf(stderr, "out of memory\n");
+            exit(2);
+        }
+        b->cap = nc;
+    }
+    if (n)
+        memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+static inline void sb_add(sb *b, const char *s) { sb_addn(b, s, strlen(s)); }
 
 #endif
