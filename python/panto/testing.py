@@ -27,7 +27,8 @@ calls ``responder`` (default: answer HTTP 500 "script exhausted").
 
 ``mock_server()`` is the process-wide instance behind the offline ``mock``
 provider: it echoes the prompt with a little thinking, and calls a declared
-tool when the prompt says ``call TOOLNAME {json args}``.
+tool when the prompt says ``call TOOLNAME {json args}`` (or ``call TOOLNAME
+text``, the text becoming its first required parameter).
 """
 
 from __future__ import annotations
@@ -639,7 +640,37 @@ class ScriptedServer:
 
 # -- the offline mock provider -------------------------------------------------
 
-_CALL_RE = re.compile(r"\bcall\s+([A-Za-z0-9_-]{1,64})\s*(\{.*\})?", re.S)
+_CALL_RE = re.compile(r"\bcall\s+([A-Za-z0-9_-]{1,64})(?:[ \t]+(.*))?", re.S)
+
+
+def _tool_schemas(req: RecordedRequest) -> dict[str, dict[str, Any]]:
+    """The declared tools' input schemas by name, on either wire."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in (req.json or {}).get("tools") or []:
+        decl = (t.get("function") or {}) if req.wire == "openai-chat" else t
+        schema = decl.get("parameters") if req.wire == "openai-chat" else decl.get("input_schema")
+        if decl.get("name"):
+            out[decl["name"]] = schema if isinstance(schema, dict) else {}
+    return out
+
+
+def _call_args(rest: str | None, schema: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of ``call NAME REST``: REST as a JSON object, or, when it
+    is plain text (``call read README.md``, ``call bash ls -la``), REST as the
+    tool's first required parameter (the first declared one when none is)."""
+    rest = (rest or "").strip()
+    if not rest:
+        return {}
+    if rest.startswith("{"):
+        try:
+            args = json.loads(rest[: rest.rfind("}") + 1])
+        except ValueError:
+            return {}
+        return args if isinstance(args, dict) else {}
+    props = schema.get("properties")
+    names = [n for n in schema.get("required") or [] if isinstance(n, str)]
+    names += list(props) if isinstance(props, dict) else []
+    return {names[0]: rest} if names else {}
 
 
 def _last_turn(req: RecordedRequest) -> tuple[str, list[str], list[str]]:
@@ -716,7 +747,8 @@ def _parts_text(parts: Any) -> str:
 
 def echo_responder(req: RecordedRequest) -> Reply:
     """The ``mock`` provider's model: echoes the prompt after a line of
-    thinking; ``call NAME {json}`` calls a declared tool; a tool result is
+    thinking; ``call NAME {json}`` (or ``call NAME TEXT``, TEXT becoming the
+    first required parameter) calls a declared tool; a tool result is
     summarised."""
     text, results, tools = _last_turn(req)
     size = max(1, len(req.body) // 4)
@@ -732,12 +764,7 @@ def echo_responder(req: RecordedRequest) -> Reply:
     else:
         m = _CALL_RE.search(text)
         if m and m.group(1) in tools:
-            try:
-                args = json.loads(m.group(2)) if m.group(2) else {}
-            except ValueError:
-                args = {}
-            if not isinstance(args, dict):
-                args = {}
+            args = _call_args(m.group(2), _tool_schemas(req).get(m.group(1), {}))
             blocks = [
                 Thinking(f"The user wants me to call {m.group(1)}.", "mock-signature"),
                 Text(f"Calling {m.group(1)}."),

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 
-def panto(cwd: Path, *args: str, input: str = "") -> subprocess.CompletedProcess[str]:
+def panto(
+    cwd: Path, *args: str, input: str = "", model: str = "mock/anthropic"
+) -> subprocess.CompletedProcess[str]:
     home = cwd.parent / "home"
     env = {
         **os.environ,
@@ -24,7 +26,7 @@ def panto(cwd: Path, *args: str, input: str = "") -> subprocess.CompletedProcess
     }
     env.pop("PANTO_HOME", None)
     return subprocess.run(
-        [sys.executable, "-m", "panto", "--model", "mock/anthropic", "--no-session", *args],
+        [sys.executable, "-m", "panto", "--model", model, "--no-session", *args],
         capture_output=True,
         text=True,
         timeout=120,
@@ -61,6 +63,18 @@ def test_mock_calls_std_tool(proj: Path, tool: str, args: dict[str, str], expect
     assert "The tool returned: " in r.stdout and expect in r.stdout, r.stdout
     if tool == "edit":
         assert (proj / "hello.txt").read_text() == "hello there\nsecond line\n"
+
+
+@pytest.mark.parametrize("model", ["mock/anthropic", "mock/openai"])
+def test_mock_takes_plain_text_as_the_first_required_parameter(proj: Path, model: str) -> None:
+    """`call read hello.txt` and `call bash echo a  b` work without JSON: the
+    text becomes the tool's first required parameter (path, command)."""
+    r = panto(proj, "-p", "call read hello.txt", model=model)
+    assert r.returncode == 0, r.stderr
+    assert "1\thello world" in r.stdout, r.stdout
+    r = panto(proj, "-p", "call bash echo plain  text | tr a-z A-Z", model=model)
+    assert r.returncode == 0, r.stderr
+    assert "PLAIN TEXT" in r.stdout, r.stdout
 
 
 def test_tools_lists_the_std_tools(proj: Path) -> None:

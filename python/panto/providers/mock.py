@@ -1,6 +1,7 @@
 """The offline ``mock`` provider: a ``mock/...`` model talks to the
 process-wide ``panto.testing`` server (started on first use), which echoes
-the prompt and calls a declared tool on request (``call NAME {json}``)."""
+the prompt and calls a declared tool on request (``call NAME {json}`` or
+``call NAME TEXT``)."""
 
 from __future__ import annotations
 
