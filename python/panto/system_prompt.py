@@ -101,9 +101,16 @@ def find_repo_root(cwd: str | os.PathLike[str]) -> Path | None:
     return None
 
 
+#: a sentence ends at . ! or ? before a space and a capital letter or digit,
+#: not after "e.g." or "i.e." (std.find's description says "e.g. '**/*.py'")
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z0-9])")
+
+
 def _tool_line(decl: ToolDecl) -> str:
+    """A tool's line in the base prompt: its name and the first sentence of
+    its description."""
     desc = " ".join((decl.description or "").split())
-    first = re.split(r"(?<=[.!?])\s", desc, maxsplit=1)[0] if desc else ""
+    first = _SENTENCE_END.split(desc, maxsplit=1)[0] if desc else ""
     return f"- {decl.name}: {first}" if first else f"- {decl.name}"
 
 

@@ -129,6 +129,22 @@ def test_outside_a_repository_only_the_cwd_counts(tmp_path: Path) -> None:
     assert "Git repository: no" in sp.base_prompt([], cwd=tmp_path / "w")
 
 
+def test_tool_lines_hold_the_first_whole_sentence(tmp_path: Path) -> None:
+    """A tool's line ends at its first sentence, not at "e.g." or a period
+    inside a path (std.find's description was cut to "... directory), e.g.")."""
+    tools = [
+        ToolDecl("find", "Find files under path, e.g. '**/*.py' or a.b. Returns paths. More."),
+        ToolDecl("read", "Read a file (i.e. text). Returns its lines."),
+        ToolDecl("ask", "Is it done? Then say so."),
+        ToolDecl("bare", "no period at all"),
+    ]
+    text = sp.base_prompt(tools, cwd=tmp_path, env={})
+    assert "- find: Find files under path, e.g. '**/*.py' or a.b.\n" in text
+    assert "- read: Read a file (i.e. text).\n" in text
+    assert "- ask: Is it done?\n" in text
+    assert "- bare: no period at all\n" in text
+
+
 def test_same_prompt_ignores_only_the_date() -> None:
     day1 = sp.base_prompt([], cwd="/x", today=datetime.date(2026, 1, 1))
     day2 = sp.base_prompt([], cwd="/x", today=datetime.date(2026, 1, 2))
