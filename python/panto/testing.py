@@ -758,7 +758,7 @@ def echo_responder(req: RecordedRequest) -> Reply:
             f"; the last: {said[-1]}" if said else ""
         )
         return Reply([Text(answer)], usage=Usage(input_tokens=size, output_tokens=len(answer) // 4))
-    if results:
+    if results and not text.strip():  # (a prompt sent after a cancelled call comes with its result)
         answer = "The tool returned: " + "; ".join(r[:200] for r in results)
         blocks: list[Block] = [Text(answer)]
     else:
