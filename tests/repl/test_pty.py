@@ -165,6 +165,26 @@ def test_continue_shows_the_last_exchanges(env: Env, term: Callable[..., Pty]) -
     assert "› beta" in text and "You said: beta" in text
 
 
+def test_continue_shows_tool_calls_and_results_expandable(
+    env: Env, term: Callable[..., Pty]
+) -> None:
+    """The recap shows each tool call and its one-line result in order, and
+    /expand N prints a resumed result in full."""
+    r = env.run("-p", "call bash echo recap-one; echo recap-two", "--model", "mock/anthropic")
+    assert r.returncode == 0, r.stderr
+    t = term("--model", "mock/anthropic", "--continue")
+    t.prompt()
+    t.pump()
+    rows = [row.rstrip() for row in t.screen_lines() if row.strip()]
+    call = next(i for i, row in enumerate(rows) if row.startswith("⚙ bash("))
+    assert rows[call - 1] == "Calling bash.", rows
+    assert rows[call + 1] == "  ↳ recap-one recap-two (+1 lines · /expand 1)", rows
+    assert rows[call + 2].startswith("The tool returned:"), rows
+    t.line("/expand 1")
+    t.expect("recap-two")
+    t.prompt()
+
+
 def _tty_flags(t: Pty) -> tuple[int, int]:
     import termios
 

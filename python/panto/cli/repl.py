@@ -28,9 +28,20 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PantoError, SessionError
-from ..images import prompt_images
+from ..images import image_marker, prompt_images
 from .common import warn
-from .render import BOLD, DIM, RED, RESET, Renderer, one_line, usage_line, wait_hint_after
+from .render import (
+    BOLD,
+    DIM,
+    RED,
+    RESET,
+    Renderer,
+    one_line,
+    result_summary,
+    tool_summary,
+    usage_line,
+    wait_hint_after,
+)
 from .signals import Terminated
 
 if TYPE_CHECKING:
@@ -207,30 +218,48 @@ class Interactive:
         print(f"{RED}{msg}{RESET}" if self.color else msg)
 
     def recap(self, exchanges: int = RECAP_EXCHANGES) -> None:
-        """Show the last few exchanges of a resumed conversation."""
-        msgs = [m for m in self.agent.conversation if m.role in ("user", "assistant")]
+        """Show the last few exchanges of a resumed conversation as they were
+        shown live: prompts, the answers' text (cut to a few lines), each
+        tool call and its one-line result, numbered for ``/expand``."""
+        from ..conversation import Image, Text, ToolResultBlock, ToolUse
+        from ..events import ToolCallStart, ToolResult
+
+        msgs = [m for m in self.agent.conversation if m.role != "system"]
         starts = [i for i, m in enumerate(msgs) if m.role == "user" and m.text.strip()]
         if not starts:
             return
         first = starts[-exchanges] if len(starts) >= exchanges else starts[0]
         if first > 0:
             print(self._dim(f"… {first} earlier messages"))
+        calls: dict[str, ToolUse] = {}
         for m in msgs[first:]:
-            if m.role == "user":
-                if m.text.strip():
-                    lines = m.text.strip().split("\n")
+            prompt = m.text.strip() if m.role == "user" else ""
+            for block in m.content:
+                if prompt and isinstance(block, Text):  # where the prompt's text starts
+                    lines, prompt = prompt.split("\n"), ""
                     more = f" (+{len(lines) - 1} lines)" if len(lines) > 1 else ""
                     print(self._dim("› ") + one_line(lines[0], 100) + self._dim(more))
-                continue
-            for call in m.tool_uses:
-                print(self._dim(f"  ⚙ {call.name}"))
-            text = m.text.strip()
-            if text:
-                lines = text.split("\n")
-                for line in lines[:6]:
-                    print(line)
-                if len(lines) > 6:
-                    print(self._dim(f"  … {len(lines) - 6} more lines"))
+                elif isinstance(block, Image):
+                    print(self._dim("  " + image_marker(block)))
+                elif isinstance(block, ToolUse):
+                    calls[block.id] = block
+                    print(self._dim(tool_summary(ToolCallStart(block))))
+                elif isinstance(block, ToolResultBlock):
+                    call = calls.get(block.tool_use_id) or ToolUse(block.tool_use_id, "?", {})
+                    ev = ToolResult(call, block.content, block.is_error, block.images)
+                    self.renderer.results.append(ev)  # /expand N shows it in full
+                    summary = result_summary(ev, len(self.renderer.results))
+                    print(
+                        f"{RED}{summary}{RESET}"
+                        if ev.is_error and self.color
+                        else self._dim(summary)
+                    )
+                elif m.role == "assistant" and isinstance(block, Text):
+                    lines = block.text.strip().split("\n") if block.text.strip() else []
+                    for line in lines[:6]:
+                        print(line)
+                    if len(lines) > 6:
+                        print(self._dim(f"  … {len(lines) - 6} more lines"))
         print(self._dim("─" * 8))
 
     # -- the loop
