@@ -129,6 +129,30 @@ def test_the_status_line_shows_a_slow_tool_and_goes_away(
     assert "waiting for" not in t.screen_text()
 
 
+def test_the_status_line_shows_a_tool_call_being_written(
+    env: Env, server: ScriptedServer, term: Callable[..., Pty]
+) -> None:
+    """While the model streams a long tool call (a whole file for `write`)
+    the status line names the call and counts its size."""
+    from panto.conversation import Text, ToolUse
+    from panto.testing import Reply
+
+    call = ToolUse("toolu_1", "write", {"path": "big.txt", "content": "x" * 30000})
+    server.push(Reply([Text("Writing it."), call], chunk=100, delay=0.01))
+    server.push(Reply([Text("done")]))
+    t = term(*scripted(env, server))
+    t.prompt()
+    t.line("write a big file")
+    t.expect("Writing it.")
+    t.expect(r"waiting for the write call · \d+\.\ds · \d+ B")
+    t.expect(r"waiting for the write call · \d+\.\ds · [1-2]\d\.\d KB")  # it grows
+    t.expect("⚙ write")
+    t.expect("done")
+    t.prompt()
+    t.pump()
+    assert "waiting for" not in t.screen_text()
+
+
 def test_a_failed_prompt_is_put_back_not_resent(
     env: Env, server: ScriptedServer, term: Callable[..., Pty]
 ) -> None:

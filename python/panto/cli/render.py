@@ -9,7 +9,9 @@
   ends, then shown with aligned columns.
 - ``Status`` is the one-line spinner shown while waiting for the model or a
   tool ("⠋ waiting for model · 2.3s"), on the side channel; it is erased
-  as soon as output starts.  After ``WAIT_HINT_AFTER`` seconds of waiting
+  as soon as output starts.  While the model writes a tool call it says
+  which, with the arguments' size so far ("waiting for the write call ·
+  4.1s · 12.3 KB").  After ``WAIT_HINT_AFTER`` seconds of waiting
   for the model it says how the wait ends (Ctrl-C, the ``[timeouts]``).
 - Tool results are one line each (``↳ first line (+6 lines · /expand 3)``),
   kept in ``Renderer.results`` for ``/expand``; a result that is a unified
@@ -33,6 +35,7 @@ from ..events import (
     MessageComplete,
     ProviderRetry,
     ToolCallStart,
+    ToolDetails,
     ToolResult,
 )
 from ..images import image_marker
@@ -316,6 +319,8 @@ class Status:
         self.hint = hint
         self.hint_after = hint_after
         self.what = ""
+        #: shown after the elapsed time (the size of a tool call being written)
+        self.detail = ""
         self.started = 0.0
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -330,6 +335,7 @@ class Status:
         what it waits for changes."""
         if what != self.what or self._thread is None:
             self.started = time.monotonic()
+            self.detail = ""
         self.what = what
         if self._thread is not None:
             return
@@ -341,6 +347,8 @@ class Status:
         """The line (without colour), cut to the terminal's width."""
         elapsed = time.monotonic() - self.started
         text = f"{frame} waiting for {self.what} · {elapsed:.1f}s"
+        if self.detail:
+            text += f" · {self.detail}"
         if self.hint is not None and elapsed >= self.hint_after:
             extra = self.hint(self.what)
             if extra:
@@ -381,6 +389,11 @@ class Status:
                 self._shown = False
         t.join()
         self._thread = None
+
+
+def _size(n: int) -> str:
+    """A byte count for the status line: ``812 B``, ``12.3 KB``."""
+    return f"{n} B" if n < 1000 else f"{n / 1000:.1f} KB"
 
 
 def _columns(f: IO[str]) -> int:
@@ -444,6 +457,7 @@ class Renderer:
         self.thoughts: list[str] = []  # every thinking block, for /expand thinking
         self._thought: list[str] | None = None  # the one being streamed
         self._running: dict[str, str] = {}  # call id -> tool name
+        self._call_bytes = 0  # the size of the tool call's arguments being written
         self._kind = ""  # the kind of the block being streamed
         self._line = ""  # the raw text of the current answer line
         #: what the current line is: "text" (streamed as it arrives),
@@ -641,6 +655,15 @@ class Renderer:
                 if self.show_thinking:
                     self._write(self.c(DIM, ev.text))
                     self.out.flush()
+            elif self.status is not None and self.status.active:  # a tool call's arguments
+                self._call_bytes += len(ev.text)
+                self.status.detail = _size(self._call_bytes)
+        elif tp is ToolDetails:
+            # the model writes a tool call (a whole file for `write`: it can
+            # take a minute); the status line says so and counts its size
+            self.newline()
+            self._call_bytes = 0
+            self.waiting(f"the {ev.name} call")
         elif tp is BlockStart:
             if ev.kind in ("text", "thinking"):
                 self.newline()
