@@ -481,14 +481,32 @@ func systemText(req *Request) string {
 	return strings.Join(parts, "\n\n")
 }
 
+// Tool results' images on the OpenAI wire (a tool message takes text only):
+// the tool message's text ends with toolImagesNote, and one user message
+// after the tool messages holds, for each such result, a text part
+// toolImagesHeader naming the call and then its image_url parts.  The
+// texts are the Python package's (openai_chat.TOOL_IMAGES_NOTE/HEADER).
+const (
+	toolImagesNote   = "[%d image(s) attached in the next message]"
+	toolImagesHeader = "Image(s) from the result of tool call %s:"
+)
+
 // openaiMessages maps panto's model to chat-completions messages: system
 // first; assistant text + tool_calls (thinking is not sent back); each tool
 // result its own "tool" message (an error result's content is prefixed
-// "Error: "); user text as one string.
+// "Error: "), its images in a user message after the tool messages; user
+// text as one string, or text and image_url parts when it has images.
 func openaiMessages(system string, messages []Message) ([]any, error) {
 	out := []any{}
 	if system != "" {
 		out = append(out, map[string]any{"role": "system", "content": system})
+	}
+	var resultImages []any // flushed before the next non-tool message
+	flush := func() {
+		if len(resultImages) > 0 {
+			out = append(out, map[string]any{"role": "user", "content": resultImages})
+			resultImages = nil
+		}
 	}
 	for i := range messages {
 		m := &messages[i]
@@ -496,6 +514,7 @@ func openaiMessages(system string, messages []Message) ([]any, error) {
 		case RoleSystem:
 			continue
 		case RoleAssistant:
+			flush()
 			text := m.Text()
 			var calls []any
 			for _, b := range m.Content {
@@ -525,6 +544,7 @@ func openaiMessages(system string, messages []Message) ([]any, error) {
 			out = append(out, msg)
 		default: // user, tool
 			var texts []string
+			var images []any
 			for _, b := range m.Content {
 				switch b := b.(type) {
 				case ToolResultBlock:
@@ -532,22 +552,89 @@ func openaiMessages(system string, messages []Message) ([]any, error) {
 					if b.IsError {
 						content = "Error: " + content
 					}
+					if len(b.Images) > 0 {
+						note := fmt.Sprintf(toolImagesNote, len(b.Images))
+						if content != "" {
+							note = content + "\n" + note
+						}
+						content = note
+						resultImages = append(resultImages, map[string]any{"type": "text",
+							"text": fmt.Sprintf(toolImagesHeader, b.ToolUseID)})
+						for _, img := range b.Images {
+							resultImages = append(resultImages, imageURL(img))
+						}
+					}
 					out = append(out, map[string]any{"role": "tool", "tool_call_id": b.ToolUseID, "content": content})
 				case Text:
 					texts = append(texts, b.Text)
+				case Image:
+					images = append(images, imageURL(b))
 				}
 			}
-			if len(texts) > 0 {
+			if len(texts) > 0 || len(images) > 0 {
+				flush()
+			}
+			if len(images) > 0 { // the array form: the text, then the images
+				parts := []any{}
+				if len(texts) > 0 {
+					parts = append(parts, map[string]any{"type": "text", "text": strings.Join(texts, "\n")})
+				}
+				out = append(out, map[string]any{"role": "user", "content": append(parts, images...)})
+			} else if len(texts) > 0 {
 				out = append(out, map[string]any{"role": "user", "content": strings.Join(texts, "\n")})
 			}
 		}
 	}
+	flush()
 	return out, nil
+}
+
+func imageURL(img Image) map[string]any {
+	return map[string]any{"type": "image_url",
+		"image_url": map[string]any{"url": "data:" + img.MediaType + ";base64," + img.Data}}
+}
+
+// maxImageBase64 is the Anthropic API's limit for one image (5 MiB of
+// base64); a larger one would fail this request and every later one of the
+// conversation, so a note names it instead (as the Python package does).
+const maxImageBase64 = 5 * 1024 * 1024
+
+func anthropicImage(img Image) map[string]any {
+	if len(img.Data) > maxImageBase64 {
+		return map[string]any{"type": "text",
+			"text": ImageMarker(img) + " not sent: over the API's 5 MiB (base64) limit for an image"}
+	}
+	return map[string]any{"type": "image", "source": map[string]any{
+		"type": "base64", "media_type": img.MediaType, "data": img.Data}}
+}
+
+// ImageMarker is how an image is shown where its data must not go (a
+// terminal, a log): "[image: image/png, 12 KB]", as in the Python package.
+func ImageMarker(img Image) string {
+	n := len(img.Data)
+	size := n * 3 / 4
+	if n >= 2 {
+		size -= strings.Count(img.Data[n-2:], "=")
+	} else {
+		size -= strings.Count(img.Data, "=")
+	}
+	var shown string
+	switch {
+	case size >= 1024*1024:
+		shown = fmt.Sprintf("%.1f MB", float64(size)/(1024*1024))
+	case size < 1024:
+		shown = fmt.Sprintf("%d B", size)
+	default:
+		shown = fmt.Sprintf("%.0f KB", float64(size)/1024)
+	}
+	return "[image: " + img.MediaType + ", " + shown + "]"
 }
 
 // anthropicMessages maps panto's model to messages-API messages: assistant
 // blocks in order (signed thinking, redacted thinking, non-empty text,
-// tool_use); tool results as tool_result blocks of a user message;
+// tool_use); tool results as tool_result blocks of a user message (with
+// images, content is the text part and image blocks); user images as image
+// blocks;
 // consecutive same-role messages merged, tool results first.
 func anthropicMessages(messages []Message) []any {
 	type msg struct {
@@ -597,10 +684,23 @@ func anthropicMessages(messages []Message) []any {
 			for _, b := range m.Content {
 				switch b := b.(type) {
 				case ToolResultBlock:
+					var content any = b.Content
+					if len(b.Images) > 0 { // the list form: the text (when there is any), then the images
+						parts := []map[string]any{}
+						if b.Content != "" {
+							parts = append(parts, map[string]any{"type": "text", "text": b.Content})
+						}
+						for _, img := range b.Images {
+							parts = append(parts, anthropicImage(img))
+						}
+						content = parts
+					}
 					blocks = append(blocks, map[string]any{"type": "tool_result", "tool_use_id": b.ToolUseID,
-						"content": b.Content, "is_error": b.IsError})
+						"content": content, "is_error": b.IsError})
 				case Text:
 					texts = append(texts, map[string]any{"type": "text", "text": b.Text})
+				case Image:
+					texts = append(texts, anthropicImage(b))
 				}
 			}
 			blocks = append(blocks, texts...)

@@ -18,11 +18,11 @@ const (
 	RoleTool      Role = "tool" // tool results
 )
 
-// A Block is one content block of a Message: Text, Thinking,
-// RedactedThinking, ToolUse or ToolResultBlock.
+// A Block is one content block of a Message: Text, Image, Thinking,
+// RedactedThinking, ToolUse, ToolResultBlock or Server.
 type Block interface {
-	// BlockType is the block's "type" in JSON: "text", "thinking",
-	// "redacted_thinking", "tool_use" or "tool_result".
+	// BlockType is the block's "type" in JSON: "text", "image", "thinking",
+	// "redacted_thinking", "tool_use", "tool_result" or "server".
 	BlockType() string
 }
 
@@ -31,6 +31,14 @@ type Block interface {
 type Text struct {
 	Text      string
 	Citations []any
+}
+
+// Image is an image in a user message or a tool result: MediaType
+// ("image/png", "image/jpeg", "image/gif", "image/webp") and the bytes as
+// base64 in Data (the Python package's Image.data_b64; "data" in JSON).
+type Image struct {
+	MediaType string
+	Data      string
 }
 
 // Server is a block panto does not model (Anthropic server_tool_use,
@@ -61,13 +69,15 @@ type ToolUse struct {
 	RawInput string
 }
 
-// ToolResultBlock answers the ToolUse with ID ToolUseID.  The names are the
+// ToolResultBlock answers the ToolUse with ID ToolUseID; Images are those
+// the tool returned (sent to the model with the text).  The names are the
 // Python package's: blocks ToolUse and ToolResultBlock (the name ToolResult
 // is the agent's event that reports a tool's outcome).
 type ToolResultBlock struct {
 	ToolUseID string
 	Content   string
 	IsError   bool
+	Images    []Image
 }
 
 func (Text) BlockType() string             { return "text" }
@@ -76,6 +86,7 @@ func (RedactedThinking) BlockType() string { return "redacted_thinking" }
 func (ToolUse) BlockType() string          { return "tool_use" }
 func (ToolResultBlock) BlockType() string  { return "tool_result" }
 func (Server) BlockType() string           { return "server" }
+func (Image) BlockType() string            { return "image" }
 
 // NewToolUse parses a tool call's arguments the way the Python package does:
 // blank arguments are {}, arguments that are not a JSON object are kept in
@@ -165,7 +176,17 @@ func BlockMap(b Block) map[string]any {
 		}
 		return d
 	case ToolResultBlock:
-		return map[string]any{"type": "tool_result", "tool_use_id": b.ToolUseID, "content": b.Content, "is_error": b.IsError}
+		d := map[string]any{"type": "tool_result", "tool_use_id": b.ToolUseID, "content": b.Content, "is_error": b.IsError}
+		if len(b.Images) > 0 { // absent when there are none, as in Python
+			images := make([]any, len(b.Images))
+			for i, img := range b.Images {
+				images[i] = BlockMap(img)
+			}
+			d["images"] = images
+		}
+		return d
+	case Image:
+		return map[string]any{"type": "image", "media_type": b.MediaType, "data": b.Data}
 	}
 	panic(fmt.Sprintf("panto: not a content block: %T", b))
 }
@@ -229,6 +250,12 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 			IsError   bool           `json:"is_error"`
 			Citations []any          `json:"citations"`
 			RawJSON   string         `json:"raw_json"`
+			MediaType string         `json:"media_type"`
+			Images    []struct {
+				Type      string `json:"type"`
+				MediaType string `json:"media_type"`
+				Data      string `json:"data"`
+			} `json:"images"`
 		}
 		if err := json.Unmarshal(c, &v); err != nil {
 			return err
@@ -248,7 +275,16 @@ func (m *Message) UnmarshalJSON(b []byte) error {
 			}
 			m.Content = append(m.Content, ToolUse{v.ID, v.Name, v.Input, v.RawInput})
 		case "tool_result":
-			m.Content = append(m.Content, ToolResultBlock{v.ToolUseID, v.Content, v.IsError})
+			r := ToolResultBlock{ToolUseID: v.ToolUseID, Content: v.Content, IsError: v.IsError}
+			for _, img := range v.Images {
+				if img.Type != "image" {
+					return fmt.Errorf("panto: tool result %s: not an image block: type %q", v.ToolUseID, img.Type)
+				}
+				r.Images = append(r.Images, Image{img.MediaType, img.Data})
+			}
+			m.Content = append(m.Content, r)
+		case "image":
+			m.Content = append(m.Content, Image{v.MediaType, v.Data})
 		default:
 			return fmt.Errorf("panto: unknown content block type %q", v.Type)
 		}
