@@ -1303,6 +1303,9 @@ PT_INTERNAL size_t pt_sse_memory(const sse_parser *p);
  * for a line or event over max_event_bytes, PANTO_ERR_BAD_SSE in strict
  * mode).  At end of input the caller simply stops: per the standard, a
  * partial line and an undispatched event are discarded. */
+/* The first CR or LF in s[0..n), or NULL. */
+PT_INTERNAL const uint8_t *pt_sse_find_eol(const uint8_t *s, size_t n);
+
 PT_INTERNAL int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
               sse_event *ev, sse_error *err);
 
@@ -1601,7 +1604,7 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
 }
 
 /* Position of the first CR or LF in s[0..n), or NULL. */
-static const uint8_t *find_eol(const uint8_t *s, size_t n)
+const uint8_t *pt_sse_find_eol(const uint8_t *s, size_t n)
 {
 #ifdef PT_SSE_SSE2
     /* One pass for both bytes, 16 at a time (lines are short: no call). */
@@ -1661,7 +1664,7 @@ int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
             return SSE_NEED_MORE;
         }
         size_t from = p->scanned <= avail ? p->scanned : avail;
-        const uint8_t *eol = find_eol(in + pos + from, avail - from);
+        const uint8_t *eol = pt_sse_find_eol(in + pos + from, avail - from);
         if (eol == NULL) {
             if (avail > p->max_event_bytes) {
                 snprintf(err->msg, sizeof err->msg,
@@ -1822,7 +1825,13 @@ struct panto_stream {
      * keeping the old one (in_keep) until the queue drains. */
     int in_borrowed;
     pbuf in_keep;
-    int fast;                   /* fast paths enabled (tests turn them off) */
+    /* Bytes at in_off the SSE parser would already have taken off the
+     * input, had the fast path not waited for the rest of a cut event
+     * (fast_defer in stream.c): max_buffer_bytes counts without them. */
+    size_t in_defer;
+    int fast;                   /* fast paths enabled: 1; tests set 0 (off) or
+                                   2 (on, but cut events go through the
+                                   general SSE parser: no fast_defer) */
     pt_fcache fcache;
     uint64_t n_fast;            /* events a fast path decoded (tests) ... */
     uint64_t n_fast_parsed;     /* ... of them after the general SSE parser */
@@ -2794,7 +2803,7 @@ PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t 
         pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_stream_feed: buf is NULL but len is %zu", len);
         return PANTO_ERROR;
     }
-    size_t pending = s->in.len - s->in_off;
+    size_t pending = s->in.len - s->in_off - s->in_defer;
     if (len > s->opt.max_buffer_bytes || pending > s->opt.max_buffer_bytes - len) {
         s->cur_off = s->in_base + s->in.len;
         pt_fail(s, PANTO_ERR_LIMIT,
@@ -2888,25 +2897,54 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
     fc->wire = wire;
 }
 
+/* The fast path declined the event at b[0..n): maybe it is cut by the end
+ * of the input (a feed ends inside one event in ten).  When the general
+ * SSE parser would find no complete line in b -- or, on the Anthropic
+ * wire, only the `event: content_block_delta` line -- it could do nothing
+ * but ask for more input: ask now (2) and leave the bytes where they are,
+ * so that after the next feed the fast path sees the whole event instead of
+ * the parser copying its lines.  The lines a parser would have taken stay
+ * counted in in_defer (panto_stream_feed's max_buffer_bytes check leaves
+ * them out, as the parser would have).  A line over max_event_bytes is the
+ * parser's error, and at end of input the parser reports the truncation:
+ * neither waits.  0 otherwise (the general path). */
+static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
+    static const char an_head[] = "event: content_block_delta\n";
+    size_t skip = 0;
+    if (s->eof || n > s->sse.max_event_bytes || s->fast != 1)
+        return 0;
+    if (s->wire == PANTO_WIRE_ANTHROPIC_MESSAGES && n > sizeof an_head - 1 &&
+        memcmp(b, an_head, sizeof an_head - 1) == 0)
+        skip = sizeof an_head - 1;
+    if (pt_sse_find_eol(b + skip, n - skip) != NULL)
+        return 0;
+    s->in_defer = skip;
+    return 2;
+}
+
 /* The wire's fast path for the event at the start of the undecoded input:
- * 1 decoded, -1 decoded with an error, 0 left to the general path.  Only
- * when the SSE parser is between events with nothing pending: no partial
- * line, no data or event field yet, no CR whose LF may follow, past the
- * byte order mark. */
+ * 1 decoded, -1 decoded with an error, 2 wait for more input (fast_defer),
+ * 0 left to the general path.  Only when the SSE parser is between events
+ * with nothing pending: no partial line, no data or event field yet, no CR
+ * whose LF may follow, past the byte order mark. */
 static int fast_event(panto_stream *s) {
     const sse_parser *p = &s->sse;
     if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len)
         return 0;
     const uint8_t *b = s->in.p ? s->in.p + s->in_off : pt_empty;
     size_t n = s->in.len - s->in_off;
+    int r;
     switch (s->wire) {
     case PANTO_WIRE_OPENAI_CHAT:
-        return pt_openai_fast(s, b, n);
+        r = pt_openai_fast(s, b, n);
+        break;
     case PANTO_WIRE_ANTHROPIC_MESSAGES:
-        return pt_anthropic_fast(s, b, n);
+        r = pt_anthropic_fast(s, b, n);
+        break;
     default:
         return 0;
     }
+    return r == 0 ? fast_defer(s, b, n) : r;
 }
 
 static const char *terminal_name(const panto_stream *s) {
@@ -2996,7 +3034,10 @@ static int fill(panto_stream *s) {
     s->in_borrowed = 0;
     for (;;) {
         pt_parena_reset(&s->arena);
+        s->in_defer = 0;
         int fr = fast_event(s);
+        if (fr == 2)
+            return PANTO_NEED_MORE; /* not at end of input (fast_defer) */
         if (fr == 0) {
             sse_event se;
             int r = parse_next(s, &se);
@@ -3210,6 +3251,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     pt_pbuf_clear(&s->in);
     pt_pbuf_free(&s->in_keep);
     s->in_borrowed = 0;
+    s->in_defer = 0;
     s->fcache.wire = 0;
     pt_pbuf_clear(&s->fcache.bytes);
     s->in_off = 0;
@@ -4022,7 +4064,10 @@ after:
 /* The chunk at p[0..n) against the template t[0..tl) (tpl): the index
  * just past the root object with *w filled, or 0 when the chunk differs
  * from the template outside its string values (or one of its new string
- * values is not valid). */
+ * values is not valid), or OA_ENDED when p[0..n) equals a prefix of the
+ * template outside the string values compared so far (the event is cut by
+ * the end of the input: not worth a walk). */
+#define OA_ENDED SIZE_MAX
 static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *tpl,
                                 const uint8_t *p, size_t n, oa_walk *w) {
     *w = tpl->w;
@@ -4043,8 +4088,10 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
         }
         if (at == tl)
             return ni + k;
-        if (k == left || h == nh || tpl->holes[h].st > at)
-            return 0; /* the chunk ended, or differs outside a string value */
+        if (k == left)
+            return OA_ENDED; /* the chunk ended first: a walk would too */
+        if (h == nh || tpl->holes[h].st > at)
+            return 0; /* it differs outside a string value */
         /* the string value of hole h differs: scan the chunk's */
         size_t st = tpl->holes[h].st + ni - ti, e = st;
         int esc = 0;
@@ -4070,6 +4117,8 @@ static PT_HOT_INLINE int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t 
     size_t i = 0;
     if (fc->wire == PANTO_WIRE_OPENAI_CHAT)
         i = oa_template_match(fc->bytes.p, fc->bytes.len, (const oa_template *)fc->state, p, n, w);
+    if (i == OA_ENDED)
+        return 0;
     if (!i) {
         oa_template tpl;
         memset(&tpl.w, 0, sizeof tpl.w);

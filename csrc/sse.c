@@ -312,7 +312,7 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
 }
 
 /* Position of the first CR or LF in s[0..n), or NULL. */
-static const uint8_t *find_eol(const uint8_t *s, size_t n)
+const uint8_t *pt_sse_find_eol(const uint8_t *s, size_t n)
 {
 #ifdef PT_SSE_SSE2
     /* One pass for both bytes, 16 at a time (lines are short: no call). */
@@ -372,7 +372,7 @@ int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
             return SSE_NEED_MORE;
         }
         size_t from = p->scanned <= avail ? p->scanned : avail;
-        const uint8_t *eol = find_eol(in + pos + from, avail - from);
+        const uint8_t *eol = pt_sse_find_eol(in + pos + from, avail - from);
         if (eol == NULL) {
             if (avail > p->max_event_bytes) {
                 snprintf(err->msg, sizeof err->msg,

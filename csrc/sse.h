@@ -62,6 +62,9 @@ PT_INTERNAL size_t pt_sse_memory(const sse_parser *p);
  * for a line or event over max_event_bytes, PANTO_ERR_BAD_SSE in strict
  * mode).  At end of input the caller simply stops: per the standard, a
  * partial line and an undispatched event are discarded. */
+/* The first CR or LF in s[0..n), or NULL. */
+PT_INTERNAL const uint8_t *pt_sse_find_eol(const uint8_t *s, size_t n);
+
 PT_INTERNAL int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
               sse_event *ev, sse_error *err);
 

@@ -633,7 +633,7 @@ PANTO_EXTERN(int) panto_stream_feed(panto_stream *s, const uint8_t *buf, size_t 
         pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_stream_feed: buf is NULL but len is %zu", len);
         return PANTO_ERROR;
     }
-    size_t pending = s->in.len - s->in_off;
+    size_t pending = s->in.len - s->in_off - s->in_defer;
     if (len > s->opt.max_buffer_bytes || pending > s->opt.max_buffer_bytes - len) {
         s->cur_off = s->in_base + s->in.len;
         pt_fail(s, PANTO_ERR_LIMIT,
@@ -727,25 +727,54 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
     fc->wire = wire;
 }
 
+/* The fast path declined the event at b[0..n): maybe it is cut by the end
+ * of the input (a feed ends inside one event in ten).  When the general
+ * SSE parser would find no complete line in b -- or, on the Anthropic
+ * wire, only the `event: content_block_delta` line -- it could do nothing
+ * but ask for more input: ask now (2) and leave the bytes where they are,
+ * so that after the next feed the fast path sees the whole event instead of
+ * the parser copying its lines.  The lines a parser would have taken stay
+ * counted in in_defer (panto_stream_feed's max_buffer_bytes check leaves
+ * them out, as the parser would have).  A line over max_event_bytes is the
+ * parser's error, and at end of input the parser reports the truncation:
+ * neither waits.  0 otherwise (the general path). */
+static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
+    static const char an_head[] = "event: content_block_delta\n";
+    size_t skip = 0;
+    if (s->eof || n > s->sse.max_event_bytes || s->fast != 1)
+        return 0;
+    if (s->wire == PANTO_WIRE_ANTHROPIC_MESSAGES && n > sizeof an_head - 1 &&
+        memcmp(b, an_head, sizeof an_head - 1) == 0)
+        skip = sizeof an_head - 1;
+    if (pt_sse_find_eol(b + skip, n - skip) != NULL)
+        return 0;
+    s->in_defer = skip;
+    return 2;
+}
+
 /* The wire's fast path for the event at the start of the undecoded input:
- * 1 decoded, -1 decoded with an error, 0 left to the general path.  Only
- * when the SSE parser is between events with nothing pending: no partial
- * line, no data or event field yet, no CR whose LF may follow, past the
- * byte order mark. */
+ * 1 decoded, -1 decoded with an error, 2 wait for more input (fast_defer),
+ * 0 left to the general path.  Only when the SSE parser is between events
+ * with nothing pending: no partial line, no data or event field yet, no CR
+ * whose LF may follow, past the byte order mark. */
 static int fast_event(panto_stream *s) {
     const sse_parser *p = &s->sse;
     if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len)
         return 0;
     const uint8_t *b = s->in.p ? s->in.p + s->in_off : pt_empty;
     size_t n = s->in.len - s->in_off;
+    int r;
     switch (s->wire) {
     case PANTO_WIRE_OPENAI_CHAT:
-        return pt_openai_fast(s, b, n);
+        r = pt_openai_fast(s, b, n);
+        break;
     case PANTO_WIRE_ANTHROPIC_MESSAGES:
-        return pt_anthropic_fast(s, b, n);
+        r = pt_anthropic_fast(s, b, n);
+        break;
     default:
         return 0;
     }
+    return r == 0 ? fast_defer(s, b, n) : r;
 }
 
 static const char *terminal_name(const panto_stream *s) {
@@ -835,7 +864,10 @@ static int fill(panto_stream *s) {
     s->in_borrowed = 0;
     for (;;) {
         pt_parena_reset(&s->arena);
+        s->in_defer = 0;
         int fr = fast_event(s);
+        if (fr == 2)
+            return PANTO_NEED_MORE; /* not at end of input (fast_defer) */
         if (fr == 0) {
             sse_event se;
             int r = parse_next(s, &se);
@@ -1049,6 +1081,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     pt_pbuf_clear(&s->in);
     pt_pbuf_free(&s->in_keep);
     s->in_borrowed = 0;
+    s->in_defer = 0;
     s->fcache.wire = 0;
     pt_pbuf_clear(&s->fcache.bytes);
     s->in_off = 0;

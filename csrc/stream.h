@@ -91,7 +91,13 @@ struct panto_stream {
      * keeping the old one (in_keep) until the queue drains. */
     int in_borrowed;
     pbuf in_keep;
-    int fast;                   /* fast paths enabled (tests turn them off) */
+    /* Bytes at in_off the SSE parser would already have taken off the
+     * input, had the fast path not waited for the rest of a cut event
+     * (fast_defer in stream.c): max_buffer_bytes counts without them. */
+    size_t in_defer;
+    int fast;                   /* fast paths enabled: 1; tests set 0 (off) or
+                                   2 (on, but cut events go through the
+                                   general SSE parser: no fast_defer) */
     pt_fcache fcache;
     uint64_t n_fast;            /* events a fast path decoded (tests) ... */
     uint64_t n_fast_parsed;     /* ... of them after the general SSE parser */

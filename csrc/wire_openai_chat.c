@@ -705,7 +705,10 @@ after:
 /* The chunk at p[0..n) against the template t[0..tl) (tpl): the index
  * just past the root object with *w filled, or 0 when the chunk differs
  * from the template outside its string values (or one of its new string
- * values is not valid). */
+ * values is not valid), or OA_ENDED when p[0..n) equals a prefix of the
+ * template outside the string values compared so far (the event is cut by
+ * the end of the input: not worth a walk). */
+#define OA_ENDED SIZE_MAX
 static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *tpl,
                                 const uint8_t *p, size_t n, oa_walk *w) {
     *w = tpl->w;
@@ -726,8 +729,10 @@ static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *
         }
         if (at == tl)
             return ni + k;
-        if (k == left || h == nh || tpl->holes[h].st > at)
-            return 0; /* the chunk ended, or differs outside a string value */
+        if (k == left)
+            return OA_ENDED; /* the chunk ended first: a walk would too */
+        if (h == nh || tpl->holes[h].st > at)
+            return 0; /* it differs outside a string value */
         /* the string value of hole h differs: scan the chunk's */
         size_t st = tpl->holes[h].st + ni - ti, e = st;
         int esc = 0;
@@ -753,6 +758,8 @@ static PT_HOT_INLINE int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t 
     size_t i = 0;
     if (fc->wire == PANTO_WIRE_OPENAI_CHAT)
         i = oa_template_match(fc->bytes.p, fc->bytes.len, (const oa_template *)fc->state, p, n, w);
+    if (i == OA_ENDED)
+        return 0;
     if (!i) {
         oa_template tpl;
         memset(&tpl.w, 0, sizeof tpl.w);

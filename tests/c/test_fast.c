@@ -112,10 +112,11 @@ static int drain(panto_stream *s, sb *b, size_t max) {
 typedef struct {
     size_t chunk;   /* feed size; 0 = all at once */
     size_t per;     /* events pulled after each feed; 0 = all */
+    size_t first;   /* size of the first feed; 0 = chunk */
 } plan;
 
-static const plan PLANS[] = {{0, 0}, {1, 0}, {7, 0}, {64, 0}, {1000, 0},
-                             {5, 1}, {40, 1}, {300, 2}, {4096, 1}};
+static const plan PLANS[] = {{0, 0, 0}, {1, 0, 0}, {7, 0, 0}, {64, 0, 0}, {1000, 0, 0},
+                             {5, 1, 0}, {40, 1, 0}, {300, 2, 0}, {4096, 1, 0}};
 #define N_PLANS (sizeof PLANS / sizeof PLANS[0])
 
 static uint64_t last_fast;   /* n_fast of the last run */
@@ -133,7 +134,8 @@ static char *run(int wire, const panto_stream_options *o, const uint8_t *in, siz
     size_t pos = 0;
     int st = PANTO_NEED_MORE;
     while (pos < len) { /* all of it, even after DONE or an error */
-        size_t n = pl.chunk && len - pos > pl.chunk ? pl.chunk : len - pos;
+        size_t want = pos == 0 && pl.first ? pl.first : pl.chunk;
+        size_t n = want && len - pos > want ? want : len - pos;
         if (panto_stream_feed(s, in + pos, n) != PANTO_OK)
             break; /* the error is the stream's */
         pos += n;
@@ -170,7 +172,7 @@ static uint64_t same(int wire, const panto_stream_options *o, const uint8_t *in,
     uint64_t fast_whole = 0;
     n_cases++;
     for (size_t p = 0; p < N_PLANS; p++) {
-        for (int fast = 0; fast <= 1; fast++) {
+        for (int fast = 0; fast <= 2; fast++) { /* 2: without fast_defer */
             char *got = run(wire, o, in, len, fast, PLANS[p]);
             if (fast && p == 0)
                 fast_whole = last_fast;
@@ -184,6 +186,26 @@ static uint64_t same(int wire, const panto_stream_options *o, const uint8_t *in,
     }
     free(want);
     return fast_whole;
+}
+
+/* The same, for options under which the feeds' split itself matters
+ * (max_buffer_bytes): each plan against the general path's run of it. */
+static void same_per_plan(int wire, const panto_stream_options *o, const uint8_t *in, size_t len,
+                          const char *name) {
+    n_cases++;
+    for (size_t p = 0; p < N_PLANS; p++) {
+        char *want = run(wire, o, in, len, 0, PLANS[p]);
+        for (int fast = 1; fast <= 2; fast++) {
+            char *got = run(wire, o, in, len, fast, PLANS[p]);
+            int ok = strcmp(got, want) == 0;
+            CHECK(ok);
+            if (!ok)
+                fprintf(stderr, "%s (%s), fast %d, chunk %zu, per %zu:\n--- general\n%s--- got\n%s",
+                        name, panto_wire_name(wire), fast, PLANS[p].chunk, PLANS[p].per, want, got);
+            free(got);
+        }
+        free(want);
+    }
 }
 
 static uint64_t same_str(int wire, const char *in, const char *name) {
@@ -229,10 +251,10 @@ static void mutations(int wire, const char *in, int n, uint32_t seed) {
             m = len - 1;
             break;
         }
-        static const plan whole = {0, 0}, pieces = {37, 0};
+        static const plan whole = {0, 0, 0}, pieces = {37, 0, 0};
         char *want = run(wire, NULL, buf, m, 0, whole);
         char *got = run(wire, NULL, buf, m, 1, whole);
-        char *got2 = run(wire, NULL, buf, m, 1, pieces);
+        char *got2 = run(wire, NULL, buf, m, 1 + (k & 1), pieces); /* 2: no fast_defer */
         if (strcmp(want, got) != 0 || strcmp(want, got2) != 0) {
             differ = 1;
             fprintf(stderr, "mutation %d (at %zu, byte 0x%02x) of the %s stream:\n--- general\n%s--- fast\n%s--- fast, pieces\n%s",
@@ -595,6 +617,35 @@ static void test_limits(void) {
             panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION);
             o.max_json_depth = depths[i];
             same(wire, &o, (const uint8_t *)in, strlen(in), "max_json_depth");
+        }
+        /* a feed's limit counts what the SSE parser has not taken: the
+         * same when the fast path waits for the rest of a cut event
+         * (fast_defer leaves the bytes of its event line in the input) */
+        for (size_t b = 7; b <= 400; b += 3) {
+            panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION);
+            o.max_buffer_bytes = b;
+            same_per_plan(wire, &o, (const uint8_t *)in, strlen(in), "max_buffer_bytes");
+        }
+        /* the start whole, then the deltas in pieces: limits near what
+         * the parser holds of a cut delta event */
+        size_t first = strlen(w ? OA_START : AN_START AN_BLOCK(0, "text", ""));
+        for (size_t c = 30; c <= 330; c += 20) {
+            for (size_t b = first; b <= first + 200; b++) {
+                panto_stream_options_init(&o, PANTO_STREAM_OPTIONS_VERSION);
+                o.max_buffer_bytes = b;
+                plan pl = {c, 0, first};
+                char *want = run(wire, &o, (const uint8_t *)in, strlen(in), 0, pl);
+                for (int fast = 1; fast <= 2; fast++) {
+                    char *got = run(wire, &o, (const uint8_t *)in, strlen(in), fast, pl);
+                    int ok = strcmp(got, want) == 0;
+                    CHECK(ok);
+                    if (!ok)
+                        fprintf(stderr, "max_buffer_bytes %zu (%s), fast %d, first %zu, chunk %zu:\n--- general\n%s--- got\n%s",
+                                b, panto_wire_name(wire), fast, first, c, want, got);
+                    free(got);
+                }
+                free(want);
+            }
         }
     }
 }
