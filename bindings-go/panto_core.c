@@ -1861,8 +1861,15 @@ struct panto_stream {
     uint64_t n_events;          /* SSE events dispatched so far */
     uint64_t ev_line;           /* line number of the current event (approx.) */
 
+    /* Bumped whenever a key or a slot changes (a block opens, completes or
+     * is recycled, a key is added, a reset): caches of a lookup compare it. */
+    uint64_t blk_gen;
+
     /* wire-specific state */
     int started;                /* MESSAGE_START emitted */
+    uint64_t an_idx;            /* Anthropic: the fast path's last block: */
+    uint32_t an_slot;           /* index, slot, and blk_gen then */
+    uint64_t an_gen;            /* (0: none) */
     int tt_slot;                /* OpenAI: open text/thinking slot, -1 none */
     int refusal_seen;           /* OpenAI: delta.refusal text seen */
     uint64_t synth_key;         /* OpenAI: keys for tool calls without index */
@@ -2043,9 +2050,17 @@ static inline void pt_zero_event(panto_event *ev)
 #endif
 }
 
+/* The fast paths' steps are small and run for nearly every event: inlined
+ * into their caller (the unity build sees them all). */
+#if defined(__GNUC__)
+#define PT_HOT_INLINE inline __attribute__((always_inline))
+#else
+#define PT_HOT_INLINE inline
+#endif
+
 /* pt_block_delta with its common case inline: room in the block's buffer
  * and in the queue.  The same effects and errors. */
-static inline int pt_fast_delta(panto_stream *s, int si, panto_str t)
+static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
 {
     pt_slot *sl = &s->slots[si];
     pbuf *b = &sl->text;
@@ -2064,14 +2079,6 @@ static inline int pt_fast_delta(panto_stream *s, int si, panto_str t)
     ev->u.content_delta.text = t;
     return 0;
 }
-
-/* The fast paths' steps are small and run for nearly every event: inlined
- * into their caller (the unity build sees them all). */
-#if defined(__GNUC__)
-#define PT_HOT_INLINE inline __attribute__((always_inline))
-#else
-#define PT_HOT_INLINE inline
-#endif
 
 /* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would
  * end the SSE line).  One compare when there is none. */
@@ -2433,6 +2440,7 @@ pt_key *pt_key_find(panto_stream *s, uint64_t key) {
 }
 
 pt_key *pt_key_add(panto_stream *s, uint64_t key, uint32_t state) {
+    s->blk_gen++;
     if (s->n_keys == s->cap_keys) {
         size_t ncap = s->cap_keys ? s->cap_keys * 2 : 16;
         pt_key *nk = realloc(s->keys, ncap * sizeof *nk);
@@ -2481,6 +2489,7 @@ static void slot_recycle(pt_slot *sl) {
 static void recycle_retired(panto_stream *s) {
     if (!s->n_retired)
         return;
+    s->blk_gen++;
     for (size_t i = 0; i < s->n_slots; i++)
         if (s->slots[i].state == PT_SLOT_RETIRED)
             slot_recycle(&s->slots[i]);
@@ -2529,6 +2538,7 @@ int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t
 
 int pt_block_open(panto_stream *s, int32_t kind, uint64_t key,
                   panto_str tool_id, panto_str tool_name) {
+    s->blk_gen++;
     int si = slot_alloc(s);
     if (si < 0)
         return -1;
@@ -2578,6 +2588,7 @@ int pt_block_delta(panto_stream *s, int slot, panto_str text) {
 }
 
 int pt_block_complete(panto_stream *s, int slot) {
+    s->blk_gen++;
     pt_slot *sl = &s->slots[slot];
     if (sl->kind == PANTO_BLOCK_TEXT && sl->cites.len &&
         pt_block_append(s, slot, &sl->cites, "]", 1) != 0)
@@ -2741,6 +2752,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
     if (!s)
         return PANTO_ERROR;
     s->wire = wire;
+    s->blk_gen = 1; /* an_gen 0 matches nothing */
     options_defaults(&s->opt);
     if (opts) {
         if (opts->max_event_bytes)
@@ -3270,6 +3282,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     for (size_t i = 0; i < s->n_slots; i++)
         slot_recycle(&s->slots[i]);
     s->n_keys = 0;
+    s->blk_gen++; /* forget the fast paths' lookups (an_fast_slot) */
     s->n_blocks = 0;
     s->n_retired = 0;
     memset(&s->usage, 0, sizeof s->usage);
@@ -4677,8 +4690,16 @@ static size_t an_comma(const uint8_t *b, size_t n, size_t i) {
  * the JSON text up to there. */
 typedef struct {
     uint64_t idx;
-    size_t k; /* AN_FAST_DELTAS[k] */
+    size_t k;        /* AN_FAST_DELTAS[k] */
+    size_t json_off; /* AN_FC_SSE: where the JSON text starts in the bytes */
 } an_walk;
+
+/* The cache (pt_fcache.wire) holds either the JSON text of an event the
+ * general SSE parser dispatched (from its '{'), or, for pt_anthropic_fast,
+ * the whole event from its first byte: one compare then covers the SSE
+ * lines too. */
+#define AN_FC_JSON PANTO_WIRE_ANTHROPIC_MESSAGES
+#define AN_FC_SSE (0x100 | PANTO_WIRE_ANTHROPIC_MESSAGES)
 
 _Static_assert(sizeof(an_walk) <= PT_FCACHE_STATE, "an_walk fits the cache");
 
@@ -4726,24 +4747,34 @@ static size_t an_walk_head(const uint8_t *b, size_t n, an_walk *w) {
     return i + 1;
 }
 
-/* Walk the JSON text at p[0..n) (p[0] == '{') through the cache:
- * 1 with *w, the text string p[*st..*e) (*esc) and *end just past the
- * root object, 0 to leave the event to the general path. */
-static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
-                        size_t *e, int *esc, size_t *end, int *si) {
-    if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
-        return 0;
-    pt_fcache *fc = &s->fcache;
-    if (fc->wire == PANTO_WIRE_ANTHROPIC_MESSAGES && n > fc->bytes.len &&
-        pt_mismatch(p, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
-        memcpy(w, fc->state, sizeof *w); /* the prefix of an earlier event */
-        *st = fc->bytes.len;
+/* The open block for Anthropic index idx whose kind the delta type wants:
+ * its slot, or -1.  The last answer is kept until a key or a slot changes
+ * (blk_gen): consecutive deltas go to the same block. */
+static PT_HOT_INLINE int an_fast_slot(panto_stream *s, uint64_t idx, int32_t kind) {
+    int si;
+    if (s->an_gen == s->blk_gen && s->an_idx == idx) {
+        si = (int)s->an_slot;
     } else {
-        if (!(*st = an_walk_head(p, n, w)))
-            return 0;
-        pt_fcache_store(s, PANTO_WIRE_ANTHROPIC_MESSAGES, p, *st, w, sizeof *w);
+        pt_key *key = pt_key_find(s, idx);
+        if (!key || key->state != PT_KEY_OPEN)
+            return -1;
+        si = (int)key->slot;
+        s->an_idx = idx;
+        s->an_slot = key->slot;
+        s->an_gen = s->blk_gen;
     }
-    size_t i = *e = *st;
+    return s->slots[si].kind == kind ? si : -1;
+}
+
+/* The JSON text p[0..n) from the text string on (p[st] is its first byte)
+ * with the walk *w of what comes before: 1 with the string p[st..*e)
+ * (*esc), *end just past the root object and *si the block's slot, 0 to
+ * leave the event to the general path. */
+static PT_HOT_INLINE int an_fast_tail(panto_stream *s, const uint8_t *p, size_t n,
+                                      const an_walk *w, size_t st, size_t *e, int *esc,
+                                      size_t *end, int *si) {
+    size_t i;
+    *e = st;
     *esc = 0;
     if (pt_json_scan_str(p, n, e, esc) != 0)
         return 0;
@@ -4755,11 +4786,28 @@ static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t 
         return 0;
     *end = i + 1;
     /* what block_delta checks: an open block of the kind the type wants */
-    pt_key *key = pt_key_find(s, w->idx);
-    if (!key || key->state != PT_KEY_OPEN || s->slots[key->slot].kind != AN_FAST_DELTAS[w->k].kind)
+    return (*si = an_fast_slot(s, w->idx, AN_FAST_DELTAS[w->k].kind)) >= 0;
+}
+
+/* Walk the JSON text at p[0..n) (p[0] == '{') through the cache:
+ * 1 with *w, the text string p[*st..*e) (*esc) and *end just past the
+ * root object, 0 to leave the event to the general path. */
+static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
+                        size_t *e, int *esc, size_t *end, int *si) {
+    if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
         return 0;
-    *si = (int)key->slot;
-    return 1;
+    pt_fcache *fc = &s->fcache;
+    if (fc->wire == AN_FC_JSON && n > fc->bytes.len &&
+        pt_mismatch(p, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+        memcpy(w, fc->state, sizeof *w); /* the prefix of an earlier event */
+        *st = fc->bytes.len;
+    } else {
+        if (!(*st = an_walk_head(p, n, w)))
+            return 0;
+        w->json_off = 0;
+        pt_fcache_store(s, AN_FC_JSON, p, *st, w, sizeof *w);
+    }
+    return an_fast_tail(s, p, n, w, *st, e, esc, end, si);
 }
 
 /* Queue what block_delta would.  1, or -1 with the error set. */
@@ -4775,19 +4823,36 @@ static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const 
 
 int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
     static const char head[] = "event: content_block_delta\ndata:";
-    if (!pt_fstarts(b, n, 0, head, sizeof head - 1))
-        return 0;
-    size_t i = sizeof head - 1;
-    if (i < n && b[i] == ' ')
-        i++;
-    i = pt_fws(b, n, i);
-    if (i >= n || b[i] != '{')
-        return 0;
+    pt_fcache *fc = &s->fcache;
     an_walk w;
-    size_t st, e, end;
+    size_t i, st, e, end;
     int esc, si;
+    if (fc->wire == AN_FC_SSE && n > fc->bytes.len &&
+        pt_mismatch(b, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+        /* the same event lines and JSON up to the text as an earlier
+         * event: the same walk (started and the depth limit cannot have
+         * changed since; a reset empties the cache) */
+        memcpy(&w, fc->state, sizeof w);
+        i = w.json_off;
+        st = fc->bytes.len - i;
+    } else {
+        if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
+            return 0;
+        if (!pt_fstarts(b, n, 0, head, sizeof head - 1))
+            return 0;
+        i = sizeof head - 1;
+        if (i < n && b[i] == ' ')
+            i++;
+        i = pt_fws(b, n, i);
+        if (i >= n || b[i] != '{')
+            return 0;
+        if (!(st = an_walk_head(b + i, n - i, &w)))
+            return 0;
+        w.json_off = i;
+        pt_fcache_store(s, AN_FC_SSE, b, i + st, &w, sizeof w);
+    }
     const uint8_t *p = b + i;
-    if (!an_fast_walk(s, p, n - i, &w, &st, &e, &esc, &end, &si))
+    if (!an_fast_tail(s, p, n - i, &w, st, &e, &esc, &end, &si))
         return 0;
     i = pt_fws(b, n, i + end);
     /* the data line ends here, and a blank line ends the event */

@@ -263,6 +263,7 @@ pt_key *pt_key_find(panto_stream *s, uint64_t key) {
 }
 
 pt_key *pt_key_add(panto_stream *s, uint64_t key, uint32_t state) {
+    s->blk_gen++;
     if (s->n_keys == s->cap_keys) {
         size_t ncap = s->cap_keys ? s->cap_keys * 2 : 16;
         pt_key *nk = realloc(s->keys, ncap * sizeof *nk);
@@ -311,6 +312,7 @@ static void slot_recycle(pt_slot *sl) {
 static void recycle_retired(panto_stream *s) {
     if (!s->n_retired)
         return;
+    s->blk_gen++;
     for (size_t i = 0; i < s->n_slots; i++)
         if (s->slots[i].state == PT_SLOT_RETIRED)
             slot_recycle(&s->slots[i]);
@@ -359,6 +361,7 @@ int pt_block_append(panto_stream *s, int slot, pbuf *what, const char *p, size_t
 
 int pt_block_open(panto_stream *s, int32_t kind, uint64_t key,
                   panto_str tool_id, panto_str tool_name) {
+    s->blk_gen++;
     int si = slot_alloc(s);
     if (si < 0)
         return -1;
@@ -408,6 +411,7 @@ int pt_block_delta(panto_stream *s, int slot, panto_str text) {
 }
 
 int pt_block_complete(panto_stream *s, int slot) {
+    s->blk_gen++;
     pt_slot *sl = &s->slots[slot];
     if (sl->kind == PANTO_BLOCK_TEXT && sl->cites.len &&
         pt_block_append(s, slot, &sl->cites, "]", 1) != 0)
@@ -571,6 +575,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
     if (!s)
         return PANTO_ERROR;
     s->wire = wire;
+    s->blk_gen = 1; /* an_gen 0 matches nothing */
     options_defaults(&s->opt);
     if (opts) {
         if (opts->max_event_bytes)
@@ -1100,6 +1105,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     for (size_t i = 0; i < s->n_slots; i++)
         slot_recycle(&s->slots[i]);
     s->n_keys = 0;
+    s->blk_gen++; /* forget the fast paths' lookups (an_fast_slot) */
     s->n_blocks = 0;
     s->n_retired = 0;
     memset(&s->usage, 0, sizeof s->usage);

@@ -127,8 +127,15 @@ struct panto_stream {
     uint64_t n_events;          /* SSE events dispatched so far */
     uint64_t ev_line;           /* line number of the current event (approx.) */
 
+    /* Bumped whenever a key or a slot changes (a block opens, completes or
+     * is recycled, a key is added, a reset): caches of a lookup compare it. */
+    uint64_t blk_gen;
+
     /* wire-specific state */
     int started;                /* MESSAGE_START emitted */
+    uint64_t an_idx;            /* Anthropic: the fast path's last block: */
+    uint32_t an_slot;           /* index, slot, and blk_gen then */
+    uint64_t an_gen;            /* (0: none) */
     int tt_slot;                /* OpenAI: open text/thinking slot, -1 none */
     int refusal_seen;           /* OpenAI: delta.refusal text seen */
     uint64_t synth_key;         /* OpenAI: keys for tool calls without index */
@@ -309,9 +316,17 @@ static inline void pt_zero_event(panto_event *ev)
 #endif
 }
 
+/* The fast paths' steps are small and run for nearly every event: inlined
+ * into their caller (the unity build sees them all). */
+#if defined(__GNUC__)
+#define PT_HOT_INLINE inline __attribute__((always_inline))
+#else
+#define PT_HOT_INLINE inline
+#endif
+
 /* pt_block_delta with its common case inline: room in the block's buffer
  * and in the queue.  The same effects and errors. */
-static inline int pt_fast_delta(panto_stream *s, int si, panto_str t)
+static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
 {
     pt_slot *sl = &s->slots[si];
     pbuf *b = &sl->text;
@@ -330,14 +345,6 @@ static inline int pt_fast_delta(panto_stream *s, int si, panto_str t)
     ev->u.content_delta.text = t;
     return 0;
 }
-
-/* The fast paths' steps are small and run for nearly every event: inlined
- * into their caller (the unity build sees them all). */
-#if defined(__GNUC__)
-#define PT_HOT_INLINE inline __attribute__((always_inline))
-#else
-#define PT_HOT_INLINE inline
-#endif
 
 /* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would
  * end the SSE line).  One compare when there is none. */

@@ -472,8 +472,16 @@ static size_t an_comma(const uint8_t *b, size_t n, size_t i) {
  * the JSON text up to there. */
 typedef struct {
     uint64_t idx;
-    size_t k; /* AN_FAST_DELTAS[k] */
+    size_t k;        /* AN_FAST_DELTAS[k] */
+    size_t json_off; /* AN_FC_SSE: where the JSON text starts in the bytes */
 } an_walk;
+
+/* The cache (pt_fcache.wire) holds either the JSON text of an event the
+ * general SSE parser dispatched (from its '{'), or, for pt_anthropic_fast,
+ * the whole event from its first byte: one compare then covers the SSE
+ * lines too. */
+#define AN_FC_JSON PANTO_WIRE_ANTHROPIC_MESSAGES
+#define AN_FC_SSE (0x100 | PANTO_WIRE_ANTHROPIC_MESSAGES)
 
 _Static_assert(sizeof(an_walk) <= PT_FCACHE_STATE, "an_walk fits the cache");
 
@@ -521,24 +529,34 @@ static size_t an_walk_head(const uint8_t *b, size_t n, an_walk *w) {
     return i + 1;
 }
 
-/* Walk the JSON text at p[0..n) (p[0] == '{') through the cache:
- * 1 with *w, the text string p[*st..*e) (*esc) and *end just past the
- * root object, 0 to leave the event to the general path. */
-static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
-                        size_t *e, int *esc, size_t *end, int *si) {
-    if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
-        return 0;
-    pt_fcache *fc = &s->fcache;
-    if (fc->wire == PANTO_WIRE_ANTHROPIC_MESSAGES && n > fc->bytes.len &&
-        pt_mismatch(p, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
-        memcpy(w, fc->state, sizeof *w); /* the prefix of an earlier event */
-        *st = fc->bytes.len;
+/* The open block for Anthropic index idx whose kind the delta type wants:
+ * its slot, or -1.  The last answer is kept until a key or a slot changes
+ * (blk_gen): consecutive deltas go to the same block. */
+static PT_HOT_INLINE int an_fast_slot(panto_stream *s, uint64_t idx, int32_t kind) {
+    int si;
+    if (s->an_gen == s->blk_gen && s->an_idx == idx) {
+        si = (int)s->an_slot;
     } else {
-        if (!(*st = an_walk_head(p, n, w)))
-            return 0;
-        pt_fcache_store(s, PANTO_WIRE_ANTHROPIC_MESSAGES, p, *st, w, sizeof *w);
+        pt_key *key = pt_key_find(s, idx);
+        if (!key || key->state != PT_KEY_OPEN)
+            return -1;
+        si = (int)key->slot;
+        s->an_idx = idx;
+        s->an_slot = key->slot;
+        s->an_gen = s->blk_gen;
     }
-    size_t i = *e = *st;
+    return s->slots[si].kind == kind ? si : -1;
+}
+
+/* The JSON text p[0..n) from the text string on (p[st] is its first byte)
+ * with the walk *w of what comes before: 1 with the string p[st..*e)
+ * (*esc), *end just past the root object and *si the block's slot, 0 to
+ * leave the event to the general path. */
+static PT_HOT_INLINE int an_fast_tail(panto_stream *s, const uint8_t *p, size_t n,
+                                      const an_walk *w, size_t st, size_t *e, int *esc,
+                                      size_t *end, int *si) {
+    size_t i;
+    *e = st;
     *esc = 0;
     if (pt_json_scan_str(p, n, e, esc) != 0)
         return 0;
@@ -550,11 +568,28 @@ static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t 
         return 0;
     *end = i + 1;
     /* what block_delta checks: an open block of the kind the type wants */
-    pt_key *key = pt_key_find(s, w->idx);
-    if (!key || key->state != PT_KEY_OPEN || s->slots[key->slot].kind != AN_FAST_DELTAS[w->k].kind)
+    return (*si = an_fast_slot(s, w->idx, AN_FAST_DELTAS[w->k].kind)) >= 0;
+}
+
+/* Walk the JSON text at p[0..n) (p[0] == '{') through the cache:
+ * 1 with *w, the text string p[*st..*e) (*esc) and *end just past the
+ * root object, 0 to leave the event to the general path. */
+static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t n, an_walk *w, size_t *st,
+                        size_t *e, int *esc, size_t *end, int *si) {
+    if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
         return 0;
-    *si = (int)key->slot;
-    return 1;
+    pt_fcache *fc = &s->fcache;
+    if (fc->wire == AN_FC_JSON && n > fc->bytes.len &&
+        pt_mismatch(p, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+        memcpy(w, fc->state, sizeof *w); /* the prefix of an earlier event */
+        *st = fc->bytes.len;
+    } else {
+        if (!(*st = an_walk_head(p, n, w)))
+            return 0;
+        w->json_off = 0;
+        pt_fcache_store(s, AN_FC_JSON, p, *st, w, sizeof *w);
+    }
+    return an_fast_tail(s, p, n, w, *st, e, esc, end, si);
 }
 
 /* Queue what block_delta would.  1, or -1 with the error set. */
@@ -570,19 +605,36 @@ static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const 
 
 int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
     static const char head[] = "event: content_block_delta\ndata:";
-    if (!pt_fstarts(b, n, 0, head, sizeof head - 1))
-        return 0;
-    size_t i = sizeof head - 1;
-    if (i < n && b[i] == ' ')
-        i++;
-    i = pt_fws(b, n, i);
-    if (i >= n || b[i] != '{')
-        return 0;
+    pt_fcache *fc = &s->fcache;
     an_walk w;
-    size_t st, e, end;
+    size_t i, st, e, end;
     int esc, si;
+    if (fc->wire == AN_FC_SSE && n > fc->bytes.len &&
+        pt_mismatch(b, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+        /* the same event lines and JSON up to the text as an earlier
+         * event: the same walk (started and the depth limit cannot have
+         * changed since; a reset empties the cache) */
+        memcpy(&w, fc->state, sizeof w);
+        i = w.json_off;
+        st = fc->bytes.len - i;
+    } else {
+        if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
+            return 0;
+        if (!pt_fstarts(b, n, 0, head, sizeof head - 1))
+            return 0;
+        i = sizeof head - 1;
+        if (i < n && b[i] == ' ')
+            i++;
+        i = pt_fws(b, n, i);
+        if (i >= n || b[i] != '{')
+            return 0;
+        if (!(st = an_walk_head(b + i, n - i, &w)))
+            return 0;
+        w.json_off = i;
+        pt_fcache_store(s, AN_FC_SSE, b, i + st, &w, sizeof w);
+    }
     const uint8_t *p = b + i;
-    if (!an_fast_walk(s, p, n - i, &w, &st, &e, &esc, &end, &si))
+    if (!an_fast_tail(s, p, n - i, &w, st, &e, &esc, &end, &si))
         return 0;
     i = pt_fws(b, n, i + end);
     /* the data line ends here, and a blank line ends the event */

@@ -444,6 +444,18 @@ static void test_anthropic(void) {
     CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
                           AN_START AN_BLOCK(0, "text", "") AN_STOP(0) AN_TEXT(0, "x") AN_END,
                           "delta after stop"), 0);
+    /* the block the fast path looked up last (an_fast_slot keeps it): stopped,
+     * then another block of another kind under the next index */
+    CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
+                          AN_START AN_BLOCK(0, "text", "") AN_TEXT(0, "a") AN_TEXT(0, "b")
+                          AN_STOP(0) AN_TEXT(0, "x") AN_END,
+                          "cached block stopped"), 2);
+    CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
+                          AN_START AN_BLOCK(0, "text", "") AN_TEXT(0, "a") AN_STOP(0)
+                          AN_BLOCK(1, "thinking", ",\"thinking\":\"\",\"signature\":\"\"")
+                          AN_DELTA(1, "{\"type\":\"thinking_delta\",\"thinking\":\"t\"}")
+                          AN_TEXT(1, "x") AN_END,
+                          "cached block, next kind"), 2);
     /* a server block streams input_json_delta without content deltas */
     CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
                           AN_START AN_BLOCK(0, "server_tool_use", ",\"id\":\"s\",\"name\":\"web\",\"input\":{}")
@@ -650,6 +662,47 @@ static void test_limits(void) {
     }
 }
 
+/* ---- a reset stream forgets the fast paths' caches ---- */
+
+static void test_reset(void) {
+    /* block 0 is open text when the first response is cut short; the
+     * retry sends a delta to a block 0 that never started: the general
+     * path's protocol error, as on a new stream */
+    const char *a = AN_START AN_BLOCK(0, "text", "") AN_TEXT(0, "a") AN_TEXT(0, "b");
+    const char *b = AN_START AN_TEXT(0, "c") AN_END;
+    for (int fast = 0; fast <= 1; fast++) {
+        panto_stream *s = NULL;
+        if (panto_stream_new(PANTO_WIRE_ANTHROPIC_MESSAGES, NULL, &s) != PANTO_OK)
+            exit(2);
+        s->fast = fast;
+        sb out = {0};
+        sb_add(&out, "");
+        CHECK(panto_stream_feed(s, (const uint8_t *)a, strlen(a)) == PANTO_OK);
+        drain(s, &out, 0);
+        uint64_t before = s->n_fast; /* the test counter survives a reset */
+        CHECK(panto_stream_reset(s) == PANTO_OK);
+        s->fast = fast;
+        free(out.p);
+        out = (sb){0};
+        sb_add(&out, "");
+        CHECK(panto_stream_feed(s, (const uint8_t *)b, strlen(b)) == PANTO_OK);
+        int st = drain(s, &out, 0);
+        panto_error e;
+        panto_stream_error(s, &e);
+        CHECK(st == PANTO_ERROR);
+        CHECK(e.code == PANTO_ERR_PROTOCOL);
+        if (fast)
+            CHECK_EQ_INT(s->n_fast, before);
+        char *fresh = run(PANTO_WIRE_ANTHROPIC_MESSAGES, NULL, (const uint8_t *)b, strlen(b), fast,
+                          PLANS[0]);
+        /* the same events and error as a new stream (run adds the status) */
+        CHECK(strncmp(fresh, out.p, strlen(out.p)) == 0);
+        free(fresh);
+        free(out.p);
+        panto_stream_free(s);
+    }
+}
+
 /* ---- queued events borrow the input: a feed must not move it ---- */
 
 static void test_borrowed_input(void) {
@@ -707,6 +760,7 @@ int main(void) {
     test_openai();
     test_limits();
     test_borrowed_input();
+    test_reset();
     printf("test_fast: %d inputs, each decoded %zu ways\n", n_cases, 2 * N_PLANS + 1);
     return test_report("test_fast");
 }
