@@ -17,13 +17,13 @@ the system prompt's parts) for callers that show them, like the CLI.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Union
 
 from .errors import ConfigError, PantoError
+from .logs import get_logger
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .system_prompt import SystemPrompt
     from .tools import Tool
 
-log = logging.getLogger("panto.app")
+log = get_logger("panto.app")
 
 __all__ = ["AgentSession", "Extensions", "SessionSpec", "open_agent", "open_session"]
 

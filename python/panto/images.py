@@ -13,7 +13,6 @@ last two ``problems`` says why, one line each.
 
 from __future__ import annotations
 
-import base64
 import os
 import re
 from pathlib import Path
@@ -99,6 +98,8 @@ def load_image(path: str | os.PathLike[str]) -> Image:
     mt = media_type_of(data)
     if mt is None:
         raise ValueError(f"{p}: not a PNG, JPEG, GIF or WebP image")
+    import base64  # here: the common prompt has no image
+
     img = Image(mt, base64.b64encode(data).decode("ascii"))
     dims = _dimensions(img)
     if dims is not None and max(dims) > MAX_IMAGE_SIDE:
@@ -181,6 +182,7 @@ def _shown_size(img: Image) -> str:
 
 def _dimensions(img: Image) -> tuple[int, int] | None:
     """Width and height from a PNG or GIF header (None for other types)."""
+    import base64
     import struct
 
     try:
@@ -217,6 +219,8 @@ def check_images(images: tuple[Image, ...]) -> tuple[tuple[Image, ...], list[str
     kept: list[Image] = []
     notes: list[str] = []
     for img in images:
+        import base64  # here: most prompts have no image
+
         try:
             head = base64.b64decode(img.data_b64[:16])
         except ValueError:

@@ -27,9 +27,9 @@ part under where it came from).
 
 from __future__ import annotations
 
-import datetime
 import os
 import re
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING
 from .paths import home_dir, user_config_dir
 
 if TYPE_CHECKING:
+    import datetime
+
     from .config import Config
     from .tools import ToolDecl
 
@@ -137,7 +139,8 @@ def base_prompt(
 ) -> str:
     """panto's built-in base prompt for a coding agent."""
     env = os.environ if env is None else env
-    today = today or datetime.date.today()
+    # date.today().isoformat() without importing datetime at start-up
+    date = today.isoformat() if today is not None else time.strftime("%Y-%m-%d")
     names = {d.name for d in tools}
     lines = [
         "You are panto, a coding agent working in the user's terminal. You help with "
@@ -169,7 +172,7 @@ def base_prompt(
         f"Git repository: {'yes' if find_repo_root(cwd) is not None else 'no'}",
         f"OS: {_os_name()}".rstrip(),
         f"Shell: {env.get('SHELL') or 'unknown'}",
-        f"Today's date: {today.isoformat()}",
+        f"Today's date: {date}",
     ]
     return "\n".join(lines)
 

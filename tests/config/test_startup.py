@@ -191,7 +191,9 @@ _PROBE = """\
 import json, sys
 from panto.cli import main
 rc = main(sys.argv[1:])
-heavy = ("asyncio", "lupa", "lupa.lua54", "httpx", "ssl", "panto.lua.runtime", "ast")
+heavy = ("asyncio", "lupa", "lupa.lua54", "httpx", "ssl", "panto.lua.runtime", "ast",
+         # panto.logs, the argv fast path (panto.cli.chat), lazy imports where used
+         "logging", "argparse", "gettext", "locale", "datetime", "base64", "queue")
 print(json.dumps({"rc": rc, "loaded": [m for m in heavy if m in sys.modules]}), file=sys.stderr)
 """
 
@@ -251,7 +253,8 @@ def test_panto_p_starts_no_lua_runtime_httpx_or_asyncio_when_its_tools_are_cache
         assert list(startup_cache.cache_dir(lazy.KIND).glob("*.json"))
         second = _panto_p(server, repo)
         assert second["rc"] == 0 and "two" in second["stdout"]
-        # nor httpx, nor ssl for http://, nor inspect's ast (startup_cache.defer_inspect_import)
+        # nor httpx, nor ssl for http://, nor inspect's ast (startup_cache.defer_inspect_import),
+        # nor logging, argparse, datetime... (imported where first needed)
         assert second["loaded"] == [], second["loaded"]
         # the model is offered the same tools either way
         tools = _tool_names(server.requests[0])

@@ -22,7 +22,6 @@ object; the agent itself knows nothing about Lua.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Iterable, Sequence
@@ -39,13 +38,14 @@ from ..conversation import (
 )
 from ..errors import PantoError, SessionError, ToolError
 from ..hooks import AgentHooks, ToolCallDecision
+from ..logs import get_logger
 from ..models import model_info
 from ..tools import Tool, ToolDecl, ToolSource
 from .hooks import HookChain
 from .stream import AsyncStream, Stream
 from .turn import CANCELLED, TurnContext
 
-log = logging.getLogger("panto.agent")
+log = get_logger("panto.agent")
 
 if TYPE_CHECKING:
     import httpx

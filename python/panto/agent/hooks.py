@@ -5,16 +5,16 @@ runtime implements them without importing the agent."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..hooks import HOOK_EVENTS, AgentHooks, ToolCallDecision
+from ..logs import get_logger
 from ..tools import ToolCall, ToolOutput
 
 __all__ = ["HOOK_EVENTS", "AgentHooks", "HookChain", "ToolCallDecision"]
 
-log = logging.getLogger("panto.agent")
+log = get_logger("panto.agent")
 
 
 class HookChain:

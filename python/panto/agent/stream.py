@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import queue
 import sys
 import threading
 import time
@@ -57,6 +56,7 @@ from .turn import Phase, Turn, TurnContext, failed_before_start
 
 if TYPE_CHECKING:
     import asyncio
+    import queue
 
     from ..providers.base import PreparedRequest
 
@@ -355,6 +355,8 @@ class Stream(_Driver):
         yield from turn.start_tools(time.monotonic())
         if turn.phase is not _DISPATCHING:
             return
+        import queue  # here: a turn without tool calls never needs it
+
         q: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._q = q
         if self._cancel.is_set():

@@ -17,8 +17,6 @@ See docs/cli.md.
 
 from __future__ import annotations
 
-import argparse
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -30,20 +28,12 @@ from .common import load_config, usage_error, warn
 from .oneshot import FORMATS, one_shot
 
 if TYPE_CHECKING:
+    import argparse
+
     from ..config import Config
     from ..sessions import SessionStore
 
-__all__ = ["main", "build_parser"]
-
-
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help layout, the terminal's width read without importing
-    shutil (argparse imports it for that: ~3 ms of every start-up)."""
-
-    def __init__(self, prog: str, **kw: Any) -> None:
-        if kw.get("width") is None:
-            kw["width"] = _columns() - 2
-        super().__init__(prog, **kw)
+__all__ = ["main", "build_parser", "parse_args"]
 
 
 def _columns() -> int:
@@ -62,6 +52,17 @@ def _columns() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Formatter(argparse.HelpFormatter):
+        """argparse's help layout, the terminal's width read without importing
+        shutil (argparse imports it for that: ~3 ms of every start-up)."""
+
+        def __init__(self, prog: str, **kw: Any) -> None:
+            if kw.get("width") is None:
+                kw["width"] = _columns() - 2
+            super().__init__(prog, **kw)
+
     p = argparse.ArgumentParser(
         prog="panto",
         description="panto: a minimal, fast, extensible coding agent.",
@@ -160,7 +161,107 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _config(args: argparse.Namespace) -> Config:
+class Args:
+    """The parsed options (what ``build_parser().parse_args`` gives, read
+    by attribute); :func:`parse_args` builds one without argparse for the
+    common command lines."""
+
+    def __init__(self) -> None:
+        # the defaults of build_parser(): tests/integration pins them equal
+        self.prompt: str | None = None
+        self.output_format: str | None = None
+        self.model: str | None = None
+        self.base_url: str | None = None
+        self.max_turns: int | None = None
+        self.max_tokens: int | None = None
+        self.system_prompt: str | None = None
+        self.append_system_prompt: str | None = None
+        self.thinking_budget: int | None = None
+        self.reasoning_effort: str | None = None
+        self.no_extensions = False
+        self.deny: list[str] = []
+        self.continue_ = False
+        self.resume: str | None = None
+        self.at: str | None = None
+        self.fork: str | None = None
+        self.no_session = False
+        self.debug = False
+
+
+#: option -> attribute, for the options the fast path reads (each spelled out
+#: in full: an abbreviation such as ``--mod`` goes to argparse)
+_FAST_FLAGS = {
+    "--no-extensions": "no_extensions",
+    "--continue": "continue_",
+    "--no-session": "no_session",
+    "--debug": "debug",
+}
+_FAST_VALUES = {
+    "-p": "prompt",
+    "--print": "prompt",
+    "--output-format": "output_format",
+    "--model": "model",
+    "--base-url": "base_url",
+    "--system-prompt": "system_prompt",
+    "--append-system-prompt": "append_system_prompt",
+    "--reasoning-effort": "reasoning_effort",
+    "--at": "at",
+    "--fork": "fork",
+}
+_FAST_INTS = {
+    "--max-turns": "max_turns",
+    "--max-tokens": "max_tokens",
+    "--thinking-budget": "thinking_budget",
+}
+
+
+def _fast_args(argv: Sequence[str]) -> Args | None:
+    """``argv`` parsed without argparse (~4 ms of imports, and gettext's
+    look-ups of translations at every parse) when it is only options of the
+    forms argparse reads the same way: ``--flag``, ``--opt VALUE`` with the
+    option spelled out and a VALUE that cannot be taken for an option (it
+    does not start with ``-``, or is ``-``).  None for anything else
+    (``--help``, ``--opt=VALUE``, ``-pVALUE``, abbreviations, ``--resume``,
+    a bad choice or number, an error): argparse parses those, its messages
+    unchanged."""
+    args = Args()
+    i, n = 0, len(argv)
+    while i < n:
+        opt = argv[i]
+        attr = _FAST_FLAGS.get(opt)
+        if attr is not None:
+            setattr(args, attr, True)
+            i += 1
+            continue
+        if i + 1 >= n:
+            return None
+        value = argv[i + 1]
+        if value.startswith("-") and value != "-":
+            return None
+        if opt in _FAST_VALUES:
+            if opt == "--output-format" and value not in FORMATS:
+                return None
+            setattr(args, _FAST_VALUES[opt], value)
+        elif opt in _FAST_INTS:
+            try:
+                setattr(args, _FAST_INTS[opt], int(value))  # argparse's type=int
+            except ValueError:
+                return None
+        elif opt == "--deny":
+            args.deny.append(value)
+        else:
+            return None
+        i += 2
+    return args
+
+
+def parse_args(argv: Sequence[str]) -> Args | argparse.Namespace:
+    """The options of ``argv``: :func:`_fast_args`, else argparse (which
+    exits with status 2 and its usage message on an error)."""
+    return _fast_args(argv) or build_parser().parse_args(list(argv))
+
+
+def _config(args: Args | argparse.Namespace) -> Config:
     overrides: dict[str, Any] = {}
     if args.max_tokens is not None:
         overrides["max_tokens"] = args.max_tokens
@@ -184,7 +285,7 @@ def _config(args: argparse.Namespace) -> Config:
     return config
 
 
-def _session_spec(args: argparse.Namespace, config: Config) -> Any:
+def _session_spec(args: Args | argparse.Namespace, config: Config) -> Any:
     """What ``panto.app.open_session`` gets as ``session``; exits 2 on a
     usage error (an unknown ``--resume`` id), 1 when the pick is cancelled."""
     if args.no_session:
@@ -223,7 +324,7 @@ def _session_spec(args: argparse.Namespace, config: Config) -> Any:
     return ("resume", os.fspath(picked))
 
 
-def _check_args(args: argparse.Namespace) -> None:
+def _check_args(args: Args | argparse.Namespace) -> None:
     """Usage errors argparse does not catch (exit 2)."""
     if args.prompt is None:
         if args.output_format is not None:
@@ -234,6 +335,9 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _debug_logging() -> None:
+    from ..logs import logging_module
+
+    logging = logging_module()  # the redaction installed first (panto.logs)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("panto %(levelname)s %(message)s"))
     log = logging.getLogger("panto")
@@ -242,7 +346,7 @@ def _debug_logging() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    args = parse_args(list(sys.argv[1:] if argv is None else argv))
     _check_args(args)
     if args.debug or os.environ.get("PANTO_DEBUG"):
         _debug_logging()

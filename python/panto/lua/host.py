@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import logging
 import os
 import time
 import weakref
@@ -19,6 +18,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ..errors import ToolError
+from ..logs import logging_module
 from . import batteries, procs
 from .batteries import Op
 from .control import (
@@ -263,6 +263,7 @@ def make_host(runtime: Any) -> Any:
     def log_(level: bytes, msg: bytes) -> None:
         entry = current_entry.get()
         name = f"panto.lua.{entry}" if entry else "panto.lua"
+        logging = logging_module()  # the redaction installed first (panto.logs)
         logging.getLogger(name).log(logging.getLevelName(s(level).upper()), "%s", s(msg))
 
     def evaluating() -> Any:

@@ -30,7 +30,6 @@ request) and no system-prompt parts that are functions.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import startup_cache
+from ..logs import get_logger
 from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ __all__ = [
     "startup_key",
 ]
 
-log = logging.getLogger("panto.lua")
+log = get_logger("panto.lua")
 
 #: Bumped when the cache entry's shape changes.
 CACHE_VERSION = 1

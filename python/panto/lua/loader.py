@@ -24,7 +24,6 @@ still applies).
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ExtensionError
+from ..logs import get_logger
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 _PKG_DIR = Path(__file__).resolve().parent
-_log = logging.getLogger("panto.extensions")
+_log = get_logger("panto.extensions")
 
 #: Layers of the load plan, low to high: the config layers that can list
 #: extension sources, and ``cli`` (``--deny``, overrides) on top.

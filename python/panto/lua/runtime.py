@@ -19,7 +19,6 @@ import atexit
 import concurrent.futures
 import contextlib
 import json
-import logging
 import os
 import threading
 import weakref
@@ -31,6 +30,7 @@ from typing import Any, TypeVar
 from ..conversation import Image
 from ..errors import ExtensionError, ToolError
 from ..hooks import HOOK_EVENTS
+from ..logs import get_logger
 from ..paths import LUA_VERSION, panto_home, rocks_tree
 from ..tools import TOOL_NAME_RE, ToolCall, ToolDecl, ToolOutput
 from . import procs
@@ -63,7 +63,7 @@ __all__ = [
     "LUA_VERSION",
 ]
 
-log = logging.getLogger("panto.lua")
+log = get_logger("panto.lua")
 T = TypeVar("T")
 
 _PKG_DIR = Path(__file__).resolve().parent

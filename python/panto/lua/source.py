@@ -3,19 +3,19 @@ event hooks the agent calls (``LuaToolSource.hooks``)."""
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..hooks import ToolCallDecision
+from ..logs import get_logger
 from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 from .runtime import LuaRuntime, get_runtime
 
 __all__ = ["LuaToolSource", "LuaHooks", "HookDecision"]
 
-log = logging.getLogger("panto.lua")
+log = get_logger("panto.lua")
 
 
 #: Lua hooks return the agent's own decision type (one type, one meaning).

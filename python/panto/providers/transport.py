@@ -17,23 +17,29 @@ Secrets: every API key a provider is built with is registered here
 (``register_secrets``).  ``redact(text)`` replaces them in any text, and
 every path that turns provider bytes into text a human or a file sees goes
 through it (``scrub_error`` for exceptions).  ``install_log_redaction()``
-(run at import) scrubs every record logged on ``panto`` or any ``panto.*``
-child logger, whenever that logger was created.
+scrubs every record logged on ``panto`` or any ``panto.*`` child logger,
+whenever that logger was created; it runs at import when ``logging`` is
+imported already, else when panto first uses ``logging``
+(``panto.logs.on_logging_import``: panto logs only through ``panto.logs``,
+so none of its records goes out before it).
 """
 
 from __future__ import annotations
 
 import heapq
-import logging
 import os
 import re
 import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PantoError, ProviderError
+from ..logs import get_logger, logging_module, on_logging_import
+
+if TYPE_CHECKING:
+    import logging
 
 __all__ = [
     "ERROR_BODY_LIMIT",
@@ -60,7 +66,7 @@ __all__ = [
     "transport_error",
 ]
 
-logger = logging.getLogger("panto")
+logger = get_logger("panto")
 
 #: At most this much of an HTTP error body is read (the rest is dropped).
 ERROR_BODY_LIMIT = 64 * 1024
@@ -157,8 +163,9 @@ def scrub_error(err: PantoError, secrets: Sequence[str] | None = None) -> PantoE
     return err
 
 
-class _RedactingFilter(logging.Filter):
-    """Scrub registered secrets from a record's message and traceback."""
+class _RedactingFilter:
+    """Scrub registered secrets from a record's message and traceback (a
+    logging filter: anything with a ``filter`` method is one)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         _scrub_record(record)
@@ -192,7 +199,8 @@ def install_log_redaction() -> None:
     if _installed:
         return
     _installed = True
-    filt = _RedactingFilter("panto")
+    logging = logging_module()
+    filt = _RedactingFilter()
     logger.addFilter(filt)
     for name, lg in list(logging.Logger.manager.loggerDict.items()):
         if name.startswith("panto.") and isinstance(lg, logging.Logger):
@@ -209,7 +217,8 @@ def install_log_redaction() -> None:
     logging.setLogRecordFactory(factory)
 
 
-install_log_redaction()
+# at panto's first use of ``logging`` (panto.logs), or now when it is imported already
+on_logging_import(install_log_redaction)
 
 # -- retries ------------------------------------------------------------------------
 

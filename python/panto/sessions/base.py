@@ -15,9 +15,9 @@ parent; a ``leaf`` mark is written to move it (branching, ``/tree``).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from ..conversation import Conversation, Message, ToolResultBlock
@@ -163,8 +163,13 @@ def new_session_id() -> str:
     return b.hex()
 
 
-def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def now(t_ns: int | None = None) -> str:
+    """The UTC time ``t_ns`` (``time.time_ns()``; default now) in ISO 8601 to
+    the millisecond, ``2026-12-03T23:45:01.123Z``: what
+    ``datetime.now(timezone.utc).isoformat(timespec="milliseconds")`` writes
+    (with ``Z``), without importing ``datetime`` at start-up."""
+    s, ns = divmod(time.time_ns() if t_ns is None else t_ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + f".{ns // 1_000_000:03d}Z"
 
 
 def check_durability(durability: str) -> None:

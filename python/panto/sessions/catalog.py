@@ -7,13 +7,13 @@ recent, resolve an id prefix (``panto sessions``, ``--continue``,
 from __future__ import annotations
 
 import json
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..conversation import Message
 from ..errors import SessionError
+from ..logs import get_logger
 from .base import ModelRef, is_prompt
 from .fastload import check_header
 from .jsonl import cwd_slug, default_sessions_dir, id_from_name
@@ -25,7 +25,7 @@ __all__ = [
     "resolve_session_id",
 ]
 
-log = logging.getLogger("panto.sessions")
+log = get_logger("panto.sessions")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import logging
 import os
 import re
 import threading
+import time
 import warnings
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ..conversation import Message
 from ..errors import SessionError
+from ..logs import get_logger
 from ..paths import sessions_dir
 from .base import (
     Builder,
@@ -49,7 +49,7 @@ from .fastload import FORMAT_VERSION, Parsed, dump_line, gc_paused, parse_file
 
 __all__ = ["FSJSONLStore", "cwd_slug", "default_sessions_dir", "read_session"]
 
-log = logging.getLogger("panto.sessions")
+log = get_logger("panto.sessions")
 
 
 def default_sessions_dir() -> Path:
@@ -68,8 +68,9 @@ def cwd_slug(cwd: str | os.PathLike[str]) -> str:
     return f"--{s[:180]}--"
 
 
-def _file_time(dt: datetime) -> str:
-    return dt.strftime("%Y-%m-%dT%H-%M-%S-") + f"{dt.microsecond // 1000:03d}Z"
+def _file_time(t_ns: int) -> str:
+    """``2026-12-03T23-45-01-123Z``: ``now(t_ns)`` fit for a file name."""
+    return now(t_ns).replace(":", "-").replace(".", "-")
 
 
 def id_from_name(name: str) -> str:
@@ -168,7 +169,7 @@ class FSJSONLStore(TreeOps):
         root = Path(dir) if dir is not None else default_sessions_dir()
         self._cwd = os.path.abspath(os.fspath(cwd) if cwd is not None else os.getcwd())
         sid = session_id or new_session_id()
-        created = datetime.now(timezone.utc)
+        created = time.time_ns()
         folder = root / cwd_slug(self._cwd)
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -180,7 +181,7 @@ class FSJSONLStore(TreeOps):
             "version": FORMAT_VERSION,
             "id": sid,
             "cwd": self._cwd,
-            "created": created.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "created": now(created),
         }
         self._new_dir = folder
         self._lock = Lock(self._lock_path())

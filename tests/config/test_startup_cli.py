@@ -1,0 +1,260 @@
+"""Start-up work ``panto -p`` avoids without changing behaviour: the argv
+fast path (argparse only for what it does not read), ``panto.logs``
+(``logging`` imported when a record can be emitted) and timestamps without
+``datetime``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from panto.cli import chat
+from panto.conversation import Text
+from panto.testing import Reply, ScriptedServer
+
+# -- argv: the fast path gives what argparse gives -----------------------------------
+
+FAST = [
+    [],
+    ["-p", "hi"],
+    ["--print", "fix the test"],
+    ["-p", "-"],
+    ["-p", ""],
+    ["-p", "  "],
+    ["-p", "a=b --model x"],
+    ["-p", "one", "-p", "two"],
+    ["-p", "hi", "--model", "anthropic/claude-sonnet-4-5", "--output-format", "json"],
+    ["--output-format", "stream-json", "-p", "hi", "--no-session", "--debug"],
+    ["--model", "mock/anthropic", "--base-url", "http://127.0.0.1:1", "-p", "x"],
+    ["-p", "x", "--max-turns", "3", "--max-tokens", "+100", "--thinking-budget", "1_000"],
+    ["-p", "x", "--max-turns", "0"],
+    ["-p", "x", "--system-prompt", "be terse", "--append-system-prompt", "more"],
+    ["-p", "x", "--reasoning-effort", "low", "--no-extensions"],
+    ["-p", "x", "--deny", "std.bash", "--deny", "std.*"],
+    ["--continue", "-p", "x", "--at", "abc"],
+    ["--fork", "abcd:ef", "-p", "x"],
+    ["--output-format", "json"],
+    ["--continue"],
+]
+
+#: argparse's business: help, errors, and the forms the fast path leaves to it
+SLOW = [
+    ["-h"],
+    ["--help"],
+    ["-p"],
+    ["-p", "hi", "--model"],
+    ["-p", "-x"],
+    ["-p", "-1"],
+    ["-p", "--model"],
+    ["-phi"],
+    ["-p=hi"],
+    ["--print=hi"],
+    ["--mod", "x", "-p", "hi"],
+    ["-p", "hi", "extra"],
+    ["--resume"],
+    ["--resume", "abc", "-p", "hi"],
+    ["-p", "hi", "--output-format", "yaml"],
+    ["-p", "hi", "--max-turns", "three"],
+    ["-p", "hi", "--max-turns", "-1"],
+    ["-p", "hi", "--no-session=1"],
+    ["--", "-p", "hi"],
+    ["--version"],
+    ["-p", "hi", "--bogus"],
+]
+
+
+def _argparse(argv: list[str]) -> dict[str, Any]:
+    return vars(chat.build_parser().parse_args(argv))
+
+
+def test_the_fast_path_has_argparses_defaults() -> None:
+    assert vars(chat.Args()) == _argparse([])
+
+
+@pytest.mark.parametrize("argv", FAST, ids=lambda a: " ".join(a) or "(none)")
+def test_the_fast_path_parses_like_argparse(argv: list[str]) -> None:
+    fast = chat._fast_args(argv)
+    assert fast is not None, argv
+    assert vars(fast) == _argparse(argv)
+
+
+@pytest.mark.parametrize("argv", SLOW, ids=lambda a: " ".join(a))
+def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
+    assert chat._fast_args(argv) is None
+
+
+def _panto(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "panto", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        **kw,
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["-p"], ["-p", "hi", "--output-format", "yaml"], ["--bogus"], ["-p", "hi", "extra"]],
+)
+def test_usage_errors_are_argparses(
+    argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "90")
+    with pytest.raises(SystemExit) as exc:
+        chat._fast_args(argv) or chat.build_parser().parse_args(argv)
+    expected = capsys.readouterr().err
+    r = _panto(*argv, env=dict(os.environ))
+    assert r.returncode == exc.value.code == 2
+    assert r.stderr == expected
+    assert r.stderr.startswith("usage: panto")
+
+
+def test_chat_help_is_argparses() -> None:
+    r = _panto("chat", "--help", env=dict(os.environ, COLUMNS="100"))
+    assert r.returncode == 0
+    assert r.stdout.startswith("usage: panto [-h] [-p PROMPT]")
+    assert "--output-format {text,json,stream-json}" in r.stdout
+
+
+# -- panto -p with a session imports none of these ------------------------------------
+
+_PROBE = """\
+import json, sys
+from panto.cli import main
+rc = main(sys.argv[1:])
+mods = ("logging", "argparse", "gettext", "locale", "datetime", "base64", "queue")
+print(json.dumps({"rc": rc, "loaded": [m for m in mods if m in sys.modules]}), file=sys.stderr)
+"""
+
+
+def test_panto_p_recording_a_session_imports_no_logging_argparse_or_datetime(
+    tmp_path: Path,
+) -> None:
+    cwd = tmp_path / "repo"
+    (cwd / ".git").mkdir(parents=True)
+    env = dict(os.environ)
+    with ScriptedServer() as server:
+        server.push(Reply([Text("one")]), Reply([Text("two")]))
+        env.update(
+            PANTO_MODEL="anthropic/m",
+            PANTO_BASE_URL=server.url,
+            ANTHROPIC_API_KEY="sk-test-startup",
+            PANTO_MAX_RETRIES="0",
+        )
+        for want in ("one", "two"):  # the second: the start-up caches filled
+            r = subprocess.run(
+                [sys.executable, "-c", _PROBE, "-p", "hi", "--output-format", "json"],
+                cwd=cwd,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            out = json.loads([ln for ln in r.stderr.splitlines() if ln.startswith('{"rc"')][-1])
+            assert out["rc"] == 0, r.stderr
+            assert json.loads(r.stdout)["result"] == want
+        assert out["loaded"] == [], out["loaded"]
+    # the session was recorded, with its timestamps (sessions.base.now)
+    files = list(Path(env["XDG_DATA_HOME"]).rglob("*.jsonl"))
+    assert len(files) == 2
+    head = json.loads(files[0].read_text().splitlines()[0])
+    assert head["type"] == "session"
+    created = datetime.strptime(head["created"], "%Y-%m-%dT%H:%M:%S.%f%z")
+    assert abs((datetime.now(timezone.utc) - created).total_seconds()) < 120
+    assert files[0].name.startswith(head["created"].replace(":", "-").replace(".", "-"))
+
+
+# -- timestamps without datetime -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "t_ns", [0, 1_764_806_701_123_456_789, 1_764_806_701_999_999_999, 951_782_400_000_000_000]
+)
+def test_now_is_datetimes_iso_format_in_milliseconds(t_ns: int) -> None:
+    from panto.sessions.base import now
+
+    dt = datetime.fromtimestamp(t_ns // 1000 / 1e6, timezone.utc).replace(
+        microsecond=(t_ns // 1000) % 1_000_000
+    )
+    expected = dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    assert now(t_ns) == expected
+
+
+def test_todays_date_in_the_prompt_is_the_local_date() -> None:
+    import datetime as dt
+
+    from panto.system_prompt import base_prompt
+
+    text = base_prompt([], cwd="/x")
+    assert f"Today's date: {dt.date.today().isoformat()}" in text
+
+
+# -- panto.logs ----------------------------------------------------------------------
+
+
+def test_a_logs_record_is_the_real_loggers_naming_its_caller(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from panto.logs import get_logger
+
+    log = get_logger("panto.test")
+    with caplog.at_level(logging.DEBUG, logger="panto"):
+        log.debug("d %s", 1)
+        log.info("i")
+        log.warning("w")
+        log.log(logging.ERROR, "e")
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            log.exception("x")
+        assert log.isEnabledFor(logging.DEBUG)
+        assert log.getEffectiveLevel() == logging.DEBUG  # anything else: the real logger's
+    recs = [(r.name, r.levelname, r.getMessage(), r.funcName) for r in caplog.records]
+    fn = "test_a_logs_record_is_the_real_loggers_naming_its_caller"
+    assert recs == [
+        ("panto.test", "DEBUG", "d 1", fn),
+        ("panto.test", "INFO", "i", fn),
+        ("panto.test", "WARNING", "w", fn),
+        ("panto.test", "ERROR", "e", fn),
+        ("panto.test", "ERROR", "x", fn),
+    ]
+    assert caplog.records[0].filename == "test_startup_cli.py"
+    assert caplog.records[-1].exc_info is not None
+    assert log.logger is logging.getLogger("panto.test")
+
+
+_LOGS_PROBE = """\
+import sys
+from panto.logs import get_logger
+from panto.providers.transport import register_secrets
+register_secrets(["sk-secret-key-1234"])
+log = get_logger("panto.probe")
+log.debug("debug %s", "sk-secret-key-1234")
+log.info("info")
+assert "logging" not in sys.modules, "a dropped record imported logging"
+assert not log.isEnabledFor(20) and log.isEnabledFor(30)
+log.warning("key %s", "sk-secret-key-1234")
+assert "logging" in sys.modules
+import logging
+logging.getLogger("panto.other").error("direct %s", "sk-secret-key-1234")
+"""
+
+
+def test_logging_is_imported_by_the_first_record_that_can_be_emitted_redacted() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", _LOGS_PROBE], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    # Python's last-resort handler printed the warnings, the key scrubbed
+    # (transport's redaction installed before the first record)
+    assert r.stderr.splitlines() == ["key ***", "direct ***"], r.stderr
