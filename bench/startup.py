@@ -26,7 +26,7 @@ store and the system prompt: ``panto.app.open_session``), the transport
 
 Then what the imports alone cost, cumulatively, each step in a fresh
 interpreter: everything ``panto -p`` imports (with the compiled-dataclass
-cache and inspect deferred, as the command does), then what it no longer
+cache, inspect and urllib.parse deferred, as the command does), then what it no longer
 imports before its first byte: asyncio and lupa (the Lua runtime, when a
 tool runs), httpx with its client (``run_async``, a proxy).
 
@@ -221,8 +221,9 @@ import json, os, sys, time
 def now():
     return time.process_time(), time.perf_counter()
 marks = [("start", *now())]
-from panto.startup_cache import defer_inspect_import, install_dataclass_code_cache
-defer_inspect_import(); install_dataclass_code_cache()  # as `panto` does first
+from panto.startup_cache import (defer_inspect_import, defer_urllib_parse_import,
+                                 install_dataclass_code_cache)
+defer_urllib_parse_import(); defer_inspect_import(); install_dataclass_code_cache()  # as `panto`
 import panto.cli.chat, panto.app  # what `panto -p` imports
 marks.append(("imports", *now()))
 from panto.config import Config
@@ -271,7 +272,7 @@ DEPS = [
     (
         "+ all panto -p imports",
         "from panto.startup_cache import defer_inspect_import as d, "
-        "install_dataclass_code_cache as i; d(); i(); "
+        "defer_urllib_parse_import as u, install_dataclass_code_cache as i; u(); d(); i(); "
         "import panto.cli.chat, panto.app, panto.agent, panto.lua, panto.sessions, "
         "panto.system_prompt, panto.decoder, panto.providers.http11",
     ),

@@ -21,10 +21,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .paths import xdg_cache_home
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# (pathlib, through panto.paths, is imported when first needed: the ``panto``
+# command defers urllib.parse before anything imports pathlib)
 
 __all__ = [
     "MAX_FILES",
@@ -32,6 +35,7 @@ __all__ = [
     "checksum",
     "code_cache_stats",
     "defer_inspect_import",
+    "defer_urllib_parse_import",
     "enabled",
     "install_dataclass_code_cache",
     "read",
@@ -50,6 +54,8 @@ def enabled(env: Mapping[str, str] | None = None) -> bool:
 
 def cache_dir(kind: str, env: Mapping[str, str] | None = None) -> Path:
     """``$XDG_CACHE_HOME/panto/<kind>``."""
+    from .paths import xdg_cache_home
+
     return xdg_cache_home(env) / "panto" / kind
 
 
@@ -221,4 +227,54 @@ def defer_inspect_import() -> bool:
             return getattr(importlib.import_module(self.__name__), name)
 
     sys.modules["inspect"] = _Deferred("inspect")
+    return True
+
+
+# -- urllib.parse, imported when first used -------------------------------------------
+
+
+def defer_urllib_parse_import() -> bool:
+    """Make ``import urllib.parse`` cheap until ``urllib.parse`` is really used.
+
+    ``pathlib`` imports it (and with it ``ipaddress``: ~5% of the
+    instructions before ``panto -p``'s first byte) for ``Path.as_uri`` alone;
+    ``panto -p`` to an ``http://`` or ``https://`` provider parses no URL
+    with it.  Until an attribute of it is first read, ``urllib.parse`` in
+    ``sys.modules`` (and as ``urllib.parse``) is a stand-in whose
+    ``quote_from_bytes`` (what ``pathlib`` takes) calls the real function;
+    that first read imports the real module (replacing the stand-in in
+    ``sys.modules`` and in ``urllib``) and every read through the stand-in
+    is forwarded to it, so ``from urllib.parse import urlsplit`` and
+    ``urllib.parse.urlsplit`` work as ever.  Called by the ``panto``
+    command first (``panto.cli``), never by ``import panto``.  False when
+    ``urllib.parse`` is already imported or the start-up caches are off."""
+    import sys
+
+    name = "urllib.parse"
+    if name in sys.modules or not enabled():
+        return False
+    import types
+    import urllib
+
+    def real() -> types.ModuleType:
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
+        import importlib
+
+        return importlib.import_module(name)
+
+    class _Deferred(types.ModuleType):
+        def __getattr__(self, attr: str) -> Any:
+            if attr == "__path__":  # the import system's test for a package: it is none
+                raise AttributeError(attr)
+            return getattr(real(), attr)
+
+    stand_in = _Deferred(name)
+
+    def quote_from_bytes(bs: Any, safe: Any = "/") -> str:
+        return real().quote_from_bytes(bs, safe)  # type: ignore[no-any-return]
+
+    stand_in.quote_from_bytes = quote_from_bytes  # type: ignore[attr-defined]
+    sys.modules[name] = stand_in
+    urllib.parse = stand_in  # type: ignore[attr-defined]
     return True

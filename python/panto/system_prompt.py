@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .paths import home_dir, user_config_dir
+from .patterns import LazyPattern
 
 if TYPE_CHECKING:
     import datetime
@@ -58,7 +59,7 @@ __all__ = [
 #: first of these it holds.
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")
 
-_DATE_LINE = re.compile(r"^Today's date: \d{4}-\d{2}-\d{2}$", re.M)
+_DATE_LINE = LazyPattern(r"^Today's date: \d{4}-\d{2}-\d{2}$", re.M)
 
 #: Layers whose ``system_prompt`` is a file's (lower than ``.panto/SYSTEM.md``).
 _FILE_LAYERS = ("base", "user", "project")

@@ -193,7 +193,8 @@ from panto.cli import main
 rc = main(sys.argv[1:])
 heavy = ("asyncio", "lupa", "lupa.lua54", "httpx", "ssl", "panto.lua.runtime", "ast",
          # panto.logs, the argv fast path (panto.cli.chat), lazy imports where used
-         "logging", "argparse", "gettext", "locale", "datetime", "base64", "queue")
+         "logging", "argparse", "gettext", "locale", "datetime", "base64", "queue",
+         "ipaddress")
 print(json.dumps({"rc": rc, "loaded": [m for m in heavy if m in sys.modules]}), file=sys.stderr)
 """
 

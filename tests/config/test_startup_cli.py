@@ -132,7 +132,8 @@ _PROBE = """\
 import json, sys
 from panto.cli import main
 rc = main(sys.argv[1:])
-mods = ("logging", "argparse", "gettext", "locale", "datetime", "base64", "queue")
+mods = ("logging", "argparse", "gettext", "locale", "datetime", "base64", "queue",
+        "ipaddress")
 print(json.dumps({"rc": rc, "loaded": [m for m in mods if m in sys.modules]}), file=sys.stderr)
 """
 
@@ -258,3 +259,49 @@ def test_logging_is_imported_by_the_first_record_that_can_be_emitted_redacted() 
     # Python's last-resort handler printed the warnings, the key scrubbed
     # (transport's redaction installed before the first record)
     assert r.stderr.splitlines() == ["key ***", "direct ***"], r.stderr
+
+
+# -- urllib.parse deferred (startup_cache.defer_urllib_parse_import) -------------------
+
+_URL_PROBE = """\
+import json, sys
+from panto.startup_cache import defer_urllib_parse_import
+assert defer_urllib_parse_import()
+assert not defer_urllib_parse_import()  # once
+import pathlib
+from pathlib import Path
+early = [m for m in ("ipaddress",) if m in sys.modules]
+stand_in = type(sys.modules["urllib.parse"]).__name__
+uri = Path("/tmp/a b/\u00e9").as_uri()  # pathlib's quote_from_bytes: the real one runs
+import urllib.parse
+from urllib.parse import urlsplit
+host = urlsplit("https://u@example.com:8/p").hostname
+also = urllib.parse.quote("a b")
+print(json.dumps([early, stand_in, uri, host, also, type(sys.modules["urllib.parse"]).__name__,
+                  sys.modules["urllib.parse"] is urllib.parse, "ipaddress" in sys.modules]))
+"""
+
+
+def test_deferred_urllib_parse_is_the_real_module_on_first_use() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", _URL_PROBE], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    early, stand_in, uri, host, also, kind, same, ip = json.loads(r.stdout)
+    assert early == [] and stand_in == "_Deferred"  # nothing imported until used
+    assert uri == "file:///tmp/a%20b/%C3%A9"
+    assert host == "example.com" and also == "a%20b"
+    assert kind == "module" and same and ip  # the real one now, in sys.modules and urllib
+
+
+def test_the_caches_off_defer_nothing() -> None:
+    code = (
+        "import sys\n"
+        "from panto.startup_cache import defer_urllib_parse_import, defer_inspect_import\n"
+        "print(defer_urllib_parse_import(), defer_inspect_import())\n"
+    )
+    env = dict(os.environ, PANTO_STARTUP_CACHE="0")
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert r.stdout.split() == ["False", "False"], r.stderr

@@ -119,8 +119,13 @@ def _dispatch(args: list[str]) -> int:
     if args == ["--version"] or args == ["-V"]:
         print(_version())
         return 0
-    from ..startup_cache import defer_inspect_import, install_dataclass_code_cache
+    from ..startup_cache import (
+        defer_inspect_import,
+        defer_urllib_parse_import,
+        install_dataclass_code_cache,
+    )
 
+    defer_urllib_parse_import()  # before pathlib imports it (see there)
     defer_inspect_import()  # before dataclasses imports it (see there)
     install_dataclass_code_cache()  # ~20 ms less CPU at start-up (see there)
     if args and args[0] in COMMANDS:

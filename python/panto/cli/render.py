@@ -39,6 +39,7 @@ from ..events import (
     ToolResult,
 )
 from ..images import image_marker
+from ..patterns import LazyPattern
 
 __all__ = [
     "Renderer",
@@ -112,7 +113,7 @@ def usage_line(usage: Any, seconds: float, cost: float | None = None) -> str:
     return " · ".join(parts) + f" · {seconds:.1f}s"
 
 
-_HUNK = re.compile(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.M)
+_HUNK = LazyPattern(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.M)
 
 
 def is_diff(text: str) -> bool:
@@ -158,14 +159,14 @@ def cells(s: str) -> int:
 
 # -- Markdown -----------------------------------------------------------------------------
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_BULLET = re.compile(r"^(\s*)[-*+]\s+(.*)$")
-_NUMBERED = re.compile(r"^(\s*)(\d{1,9}[.)])\s+(.*)$")
-_QUOTE = re.compile(r"^\s*>\s?(.*)$")
-_RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
-_INLINE = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
-_SEPARATOR = re.compile(r"^\s*:?-+:?\s*$")
+_HEADING = LazyPattern(r"^(#{1,6})\s+(.*)$")
+_BULLET = LazyPattern(r"^(\s*)[-*+]\s+(.*)$")
+_NUMBERED = LazyPattern(r"^(\s*)(\d{1,9}[.)])\s+(.*)$")
+_QUOTE = LazyPattern(r"^\s*>\s?(.*)$")
+_RULE = LazyPattern(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
+_INLINE = LazyPattern(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
+_CELL_SPLIT = LazyPattern(r"(?<!\\)\|")
+_SEPARATOR = LazyPattern(r"^\s*:?-+:?\s*$")
 
 
 def is_table_row(raw: str) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from ..patterns import LazyPattern
 
 __all__ = [
     "ENV_VARS",
@@ -37,8 +38,8 @@ PROVIDER_WIRES = ("openai-chat", "anthropic-messages")
 #: settings included).  Deeper is an error, not a ``RecursionError``.
 MAX_DEPTH = 32
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
-_ENTRY_SEGMENT = re.compile(r"[A-Za-z0-9_-]+")
+_BARE_KEY = LazyPattern(r"[A-Za-z0-9_-]+")
+_ENTRY_SEGMENT = LazyPattern(r"[A-Za-z0-9_-]+")
 
 
 def dotted(*parts: str) -> str:
@@ -263,7 +264,7 @@ class Table(Spec):
 class Map(Spec):
     """A table of NAME = value, names matching ``name_re``."""
 
-    def __init__(self, value: Spec, name_re: re.Pattern[str], name_desc: str) -> None:
+    def __init__(self, value: Spec, name_re: re.Pattern[str] | LazyPattern, name_desc: str) -> None:
         self.value = value
         self.name_re = name_re
         self.name_desc = name_desc
@@ -355,7 +356,7 @@ class Extensions(Spec):
 # --------------------------------------------------------------------------
 # the schema
 
-_PROVIDER_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_PROVIDER_NAME = LazyPattern(r"[A-Za-z0-9_-]+")
 
 _PROVIDER = Table(
     {
@@ -363,7 +364,7 @@ _PROVIDER = Table(
         "base_url": Str("a URL (a string)", nonempty=True),
         "api_key_env": Str("the name of an environment variable", nonempty=True),
         "api_key": Str("a string (better: api_key_env)"),
-        "headers": Map(Str(), re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"), "an HTTP header name"),
+        "headers": Map(Str(), LazyPattern(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"), "an HTTP header name"),
         "default_model": Str(nonempty=True),
         "max_tokens_field": Enum("max_tokens", "max_completion_tokens"),
         "requires_key": Bool(),
@@ -411,13 +412,13 @@ SCHEMA = Table(
         "providers": Map(_PROVIDER, _PROVIDER_NAME, "a provider name (letters, digits, _ and -)"),
         "models": Map(
             Table(MODEL_FIELDS),
-            re.compile(r"[A-Za-z0-9_-]+/[^\s/][^\s]*"),
+            LazyPattern(r"[A-Za-z0-9_-]+/[^\s/][^\s]*"),
             'a model name "provider/model" (quote it: [models."anthropic/claude-x"])',
         ),
         "tools": Table(
             {
                 "timeout": _POS_FLOAT,
-                "timeouts": Map(_POS_FLOAT, re.compile(r"[A-Za-z0-9_-]{1,64}"), "a tool name"),
+                "timeouts": Map(_POS_FLOAT, LazyPattern(r"[A-Za-z0-9_-]{1,64}"), "a tool name"),
             }
         ),
         "extensions": Extensions(),

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import re
 import sys
 import threading
 import time
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PantoError, ProviderError
 from ..logs import get_logger, logging_module, on_logging_import
+from ..patterns import LazyPattern
 
 if TYPE_CHECKING:
     import logging
@@ -620,4 +620,4 @@ def tls_verify(https: bool) -> Any:
     return ssl.create_default_context(capath=capath)
 
 
-_CA_HASH = re.compile(r"[0-9a-f]{8}\.\d+")
+_CA_HASH = LazyPattern(r"[0-9a-f]{8}\.\d+")
