@@ -153,6 +153,50 @@ def test_the_status_line_shows_a_tool_call_being_written(
     assert "waiting for" not in t.screen_text()
 
 
+def test_a_stall_inside_the_answer_shows_a_hint_that_goes_away(
+    env: Env, server: ScriptedServer, term: Callable[..., Pty]
+) -> None:
+    """The answer stops mid-line: after PANTO_STALL_HINT_AFTER seconds a
+    hint follows the cursor; the next output (here the error when the
+    server gives up) erases it, and the line keeps its text."""
+    from panto.conversation import Text
+    from panto.testing import Reply
+
+    server.push(Reply([Text("alpha beta gamma delta")], chunk=6, stall_after=4, stall=2.5))
+    env.vars["PANTO_STALL_HINT_AFTER"] = "0.5"
+    t = term(*scripted(env, server))
+    t.prompt()
+    t.line("go")
+    dim = r"\x1b\[2m"
+    t.expect(rf"alpha {dim}  . waiting for model · \d+s · Ctrl-C cancels")
+    t.expect(rf"{dim}  . waiting for model · [2-9]s")  # redrawn as the seconds pass
+    t.expect("closed the connection")
+    t.prompt()
+    t.pump()
+    rows = [row.rstrip() for row in t.screen_lines()]
+    assert "waiting for model" not in t.screen_text(), rows
+    assert "alpha" in rows, rows  # the hint left nothing behind
+
+
+def test_no_stall_hint_after_the_answer_or_a_tool_call(
+    env: Env, server: ScriptedServer, term: Callable[..., Pty]
+) -> None:
+    """The hint watches only a streaming answer: not the prompt after a
+    turn, not a tool's run (the spinner line says what runs)."""
+    env.vars["PANTO_STALL_HINT_AFTER"] = "0.2"
+    t = term("--model", "mock/anthropic")
+    t.prompt()
+    t.line('call bash {"command": "sleep 1; echo slept"}')
+    t.expect("The tool returned: slept")
+    t.prompt()
+    t.pump(quiet=1.0)
+    t.line("hello")
+    t.expect("You said: hello")
+    t.prompt()
+    t.pump(quiet=1.0)
+    assert "Ctrl-C cancels" not in t.raw, t.raw
+
+
 def test_a_failed_prompt_is_put_back_not_resent(
     env: Env, server: ScriptedServer, term: Callable[..., Pty]
 ) -> None:

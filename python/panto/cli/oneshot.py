@@ -18,7 +18,7 @@ from ..errors import PantoError, ProviderError, SessionError
 from ..events import MessageComplete, event_to_dict
 from ..images import prompt_images
 from .common import warn
-from .render import Renderer, wait_hint_after
+from .render import Renderer, stall_hint_after, wait_hint_after
 from .signals import Terminated
 
 if TYPE_CHECKING:
@@ -91,6 +91,7 @@ def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
         status=tty,
         timeouts=(cfg.first_byte_timeout, cfg.idle_timeout),
         hint_after=wait_hint_after(),
+        stall_after=stall_hint_after(),
     )
     stream = agent.run()
     try:

@@ -13,6 +13,9 @@
   which, with the arguments' size so far ("waiting for the write call ·
   4.1s · 12.3 KB").  After ``WAIT_HINT_AFTER`` seconds of waiting
   for the model it says how the wait ends (Ctrl-C, the ``[timeouts]``).
+  ``StallHint`` covers silences inside an answer: after a few seconds
+  without an event, a dim "⠋ waiting for model · 12s · Ctrl-C cancels"
+  follows the cursor until the stream goes on.
 - Tool results are one line each (``↳ first line (+6 lines · /expand 3)``),
   kept in ``Renderer.results`` for ``/expand``; a result that is a unified
   diff (``edit``) is shown coloured.
@@ -49,6 +52,9 @@ __all__ = [
     "wait_hint",
     "wait_hint_after",
     "WAIT_HINT_AFTER",
+    "StallHint",
+    "stall_hint_after",
+    "STALL_HINT_AFTER",
     "one_line",
     "tool_summary",
     "result_summary",
@@ -392,6 +398,116 @@ class Status:
         self._thread = None
 
 
+#: seconds without an event in the middle of an answer before the stall
+#: hint shows; PANTO_STALL_HINT_AFTER overrides it (tests set it low)
+STALL_HINT_AFTER = 5.0
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def stall_hint_after(env: Mapping[str, str] | None = None) -> float:
+    """``STALL_HINT_AFTER``, or ``PANTO_STALL_HINT_AFTER`` when that is a
+    number of seconds."""
+    import os
+
+    try:
+        value = float((os.environ if env is None else env).get("PANTO_STALL_HINT_AFTER", ""))
+    except ValueError:
+        return STALL_HINT_AFTER
+    return value if value >= 0 else STALL_HINT_AFTER
+
+
+def advance(col: int, s: str) -> int:
+    """The cursor's column after writing ``s`` at column ``col`` (escape
+    sequences take none; a newline or carriage return starts again at 0)."""
+    cut = max(s.rfind("\n"), s.rfind("\r"))
+    if cut >= 0:
+        col, s = 0, s[cut + 1 :]
+    if "\x1b" in s:
+        s = _ANSI.sub("", s)
+    return col + cells(s)
+
+
+class StallHint:
+    """The answer stopped in mid-stream: after ``after`` seconds without an
+    event a dim ``⠋ waiting for model · 12s · Ctrl-C cancels`` follows the
+    cursor on the answer's line (shortened, or left out, when the line has
+    no room), redrawn as the seconds pass and erased before anything else
+    is written.  The spinner line (``Status``) covers waits before output;
+    this covers the silences inside it.  ``lock`` is the renderer's."""
+
+    def __init__(
+        self, out: IO[str], lock: threading.Lock, after: float, interval: float = 0.1
+    ) -> None:
+        self.out = out
+        self.lock = lock
+        self.after = after
+        self.interval = interval
+        self.armed = False
+        self.last = 0.0  # when the last event arrived
+        self.col = 0  # the cursor's column on the answer's line
+        self.shown = 0  # columns of the hint on the screen (0: none)
+        self._thread: threading.Thread | None = None
+
+    def arm(self) -> None:
+        """An answer is streaming: watch for silences (the caller holds
+        ``lock``)."""
+        self.last = time.monotonic()
+        self.armed = True
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="panto-stall", daemon=True)
+            self._thread.start()
+
+    def disarm(self) -> None:
+        """No answer is streaming (the caller holds ``lock``)."""
+        self.armed = False
+        self.erase()
+
+    def erase(self) -> None:
+        """Take the hint off the screen (the caller holds ``lock``)."""
+        if self.shown:
+            try:
+                self.out.write(f"\x1b[{self.shown}D\x1b[K")
+                self.out.flush()
+            except (OSError, ValueError):
+                pass
+            self.shown = 0
+
+    def text(self, frame: str, silent: float) -> str | None:
+        """The hint for the room left on the line, or None when none fits."""
+        width = _columns(self.out)
+        if width < 2 or (self.col and self.col % width == 0):
+            return None  # the line is full: the cursor waits to wrap
+        room = width - self.col % width - 1  # the last column stays free: no wrap
+        for text in (
+            f"  {frame} waiting for model · {silent:.0f}s · Ctrl-C cancels",
+            f"  {frame} {silent:.0f}s",
+        ):
+            if cells(text) <= room:
+                return text
+        return None
+
+    def _run(self) -> None:
+        i = 0
+        while True:
+            time.sleep(self.interval)
+            with self.lock:
+                silent = time.monotonic() - self.last
+                if not self.armed or silent < self.after:
+                    continue
+                text = self.text(_FRAMES[i % len(_FRAMES)], silent)
+                self.erase()
+                if text is None:
+                    continue
+                try:
+                    self.out.write(f"{DIM}{text}{RESET}")
+                    self.out.flush()
+                except (OSError, ValueError):
+                    return
+                self.shown = cells(text)
+            i += 1
+
+
 def _size(n: int) -> str:
     """A byte count for the status line: ``812 B``, ``12.3 KB``."""
     return f"{n} B" if n < 1000 else f"{n / 1000:.1f} KB"
@@ -440,6 +556,7 @@ class Renderer:
         collapse_thinking: bool = False,
         timeouts: tuple[float | None, float | None] | None = None,
         hint_after: float = WAIT_HINT_AFTER,
+        stall_after: float = STALL_HINT_AFTER,
     ) -> None:
         self.out, self.err = out, err
         self.color = color
@@ -450,6 +567,8 @@ class Renderer:
         self.timeouts = timeouts
         hint = self._hint if timeouts is not None else None
         self.status = Status(err, self.lock, hint=hint, hint_after=hint_after) if status else None
+        #: the hint for silences inside an answer, on the answer's terminal
+        self.stall = StallHint(out, self.lock, stall_after) if status and _isatty(out) else None
         # out and err show on one terminal: a side-channel line starts a new row
         self.shared = err is out or (status and _isatty(out))
         self.results: list[ToolResult] = []  # every tool result shown, for /expand
@@ -479,7 +598,13 @@ class Renderer:
         if s:
             if self.status is not None:
                 self.status.stop()
-            self.out.write(s)
+            if self.stall is None:
+                self.out.write(s)
+            else:
+                with self.lock:
+                    self.stall.erase()
+                    self.out.write(s)
+                    self.stall.col = advance(self.stall.col, s)
             self.col0 = s.endswith("\n")
 
     def newline(self) -> None:
@@ -493,13 +618,21 @@ class Renderer:
         """A line on the side channel."""
         if self.status is not None:
             self.status.stop()
+        self._quiet()
         if self.shared:
             self.newline()
         self.err.write(self.c(code, s) + "\n")
         self.err.flush()
 
+    def _quiet(self) -> None:
+        """No stall hint until the answer streams again."""
+        if self.stall is not None:
+            with self.lock:
+                self.stall.disarm()
+
     def waiting(self, what: str) -> None:
         """Show the status line (a no-op without one)."""
+        self._quiet()
         if self.status is not None:
             if not self.col0 and self.shared:
                 self._write("\n")
@@ -508,6 +641,7 @@ class Renderer:
     def stop_status(self) -> None:
         if self.status is not None:
             self.status.stop()
+        self._quiet()
 
     @contextlib.contextmanager
     def busy(self, what: str) -> Iterator[None]:
@@ -645,6 +779,23 @@ class Renderer:
         return self.c(DIM, head) + "\n" + body
 
     def event(self, ev: Any) -> None:
+        stall = self.stall
+        if stall is None:
+            self._event(ev)
+            return
+        with self.lock:
+            stall.erase()
+        self._event(ev)
+        # the stream is alive: watch the silence after this event, unless
+        # the spinner line runs or the message is complete (what follows,
+        # tools or the turn's end, says itself)
+        with self.lock:
+            if type(ev) is MessageComplete or (self.status is not None and self.status.active):
+                stall.armed = False
+            else:
+                stall.arm()
+
+    def _event(self, ev: Any) -> None:
         tp = type(ev)
         if tp is ContentDelta:
             if ev.kind == "text":

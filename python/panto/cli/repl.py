@@ -38,6 +38,7 @@ from .render import (
     Renderer,
     one_line,
     result_summary,
+    stall_hint_after,
     tool_summary,
     usage_line,
     wait_hint_after,
@@ -151,6 +152,7 @@ class Interactive:
             collapse_thinking=tty,
             timeouts=(cfg.first_byte_timeout, cfg.idle_timeout),
             hint_after=wait_hint_after(),
+            stall_after=stall_hint_after(),
         )
         self.readline: Any = None
         #: text put in the next input line (a failed turn's prompt)
