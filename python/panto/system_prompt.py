@@ -106,7 +106,7 @@ def find_repo_root(cwd: str | os.PathLike[str]) -> Path | None:
 
 #: a sentence ends at . ! or ? before a space and a capital letter or digit,
 #: not after "e.g." or "i.e." (std.find's description says "e.g. '**/*.py'")
-_SENTENCE_END = re.compile(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z0-9])")
+_SENTENCE_END = LazyPattern(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z0-9])")
 
 
 def _tool_line(decl: ToolDecl) -> str:

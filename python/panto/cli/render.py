@@ -402,7 +402,7 @@ class Status:
 #: hint shows; PANTO_STALL_HINT_AFTER overrides it (tests set it low)
 STALL_HINT_AFTER = 5.0
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_ANSI = LazyPattern(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def stall_hint_after(env: Mapping[str, str] | None = None) -> float:
