@@ -2058,6 +2058,31 @@ static inline void pt_zero_event(panto_event *ev)
 #define PT_HOT_INLINE inline
 #endif
 
+/* memcpy for the few bytes of a delta's text (most are under 16): two
+ * overlapping moves instead of a call; larger ones call memcpy. */
+static PT_HOT_INLINE void pt_copy_small(uint8_t *d, const char *src, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)src;
+    if (n >= 8 && n <= 16) {
+        uint64_t a, z;
+        memcpy(&a, p, 8);
+        memcpy(&z, p + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &z, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, z;
+        memcpy(&a, p, 4);
+        memcpy(&z, p + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &z, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = p[i];
+    } else {
+        memcpy(d, p, n);
+    }
+}
+
 /* pt_block_delta with its common case inline: room in the block's buffer
  * and in the queue.  The same effects and errors. */
 static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
@@ -2069,7 +2094,7 @@ static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
     if (t.len > b->cap - b->len || b->len + t.len > s->opt.max_block_bytes ||
         s->q_head + s->q_len == s->q_cap)
         return pt_block_delta(s, si, t);
-    memcpy(b->p + b->len, t.ptr, t.len);
+    pt_copy_small(b->p + b->len, t.ptr, t.len);
     b->len += t.len;
     panto_event *ev = &s->q[s->q_head + s->q_len++];
     pt_zero_event(ev);
@@ -3831,7 +3856,7 @@ typedef struct {
 typedef struct {
     oa_walk w;
     unsigned n_holes; /* > OA_MAX_HOLES: too many, not kept */
-    oa_hole holes[OA_MAX_HOLES];
+    oa_hole holes[OA_MAX_HOLES + 1]; /* + a sentinel past every byte */
 } oa_template;
 
 _Static_assert(sizeof(oa_template) <= PT_FCACHE_STATE, "oa_template fits the cache");
@@ -4083,42 +4108,48 @@ after:
 #define OA_ENDED SIZE_MAX
 static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *tpl,
                                 const uint8_t *p, size_t n, oa_walk *w) {
-    *w = tpl->w;
+    /* Only what the fast path reads of the walk: the tool call, and the
+     * string slots -- every string of the template is a hole, so a slot
+     * is null or absent (st == 0) unless a hole below sets it. */
+    for (int k = 0; k < OA_F_IGNORED; k++)
+        w->f[k].st = 0;
+    w->has_tool = tpl->w.has_tool;
+    w->tool = tpl->w.tool;
+    const oa_hole *hole = tpl->holes; /* up to the sentinel (oa_fast_walk) */
     size_t ti = 0, ni = 0;
-    unsigned h = 0, nh = tpl->n_holes;
     for (;;) {
         size_t left = tl - ti < n - ni ? tl - ti : n - ni;
         size_t k = pt_mismatch(t + ti, p + ni, left);
         size_t at = ti + k; /* the first template byte that differs */
         /* string values that matched whole: moved by ni - ti */
-        for (; h < nh && tpl->holes[h].e < at; h++) {
-            if (tpl->holes[h].slot == OA_F_IGNORED)
+        for (; hole->e < at; hole++) {
+            if (hole->slot == OA_F_IGNORED)
                 continue;
-            oa_fstr *f = &w->f[tpl->holes[h].slot];
-            f->st = tpl->holes[h].st + ni - ti;
-            f->e = tpl->holes[h].e + ni - ti;
-            f->esc = tpl->holes[h].esc;
+            oa_fstr *f = &w->f[hole->slot];
+            f->st = hole->st + ni - ti;
+            f->e = hole->e + ni - ti;
+            f->esc = hole->esc;
         }
         if (at == tl)
             return ni + k;
         if (k == left)
             return OA_ENDED; /* the chunk ended first: a walk would too */
-        if (h == nh || tpl->holes[h].st > at)
-            return 0; /* it differs outside a string value */
+        if (hole->st > at)
+            return 0; /* it differs outside a string value (or past the holes) */
         /* the string value of hole h differs: scan the chunk's */
-        size_t st = tpl->holes[h].st + ni - ti, e = st;
+        size_t st = hole->st + ni - ti, e = st;
         int esc = 0;
         if (pt_json_scan_str(p, n, &e, &esc) != 0)
             return 0;
-        if (tpl->holes[h].slot != OA_F_IGNORED) {
-            oa_fstr *f = &w->f[tpl->holes[h].slot];
+        if (hole->slot != OA_F_IGNORED) {
+            oa_fstr *f = &w->f[hole->slot];
             f->st = st;
             f->e = e;
             f->esc = esc;
         }
         ni = e; /* both at the closing quote */
-        ti = tpl->holes[h].e;
-        h++;
+        ti = hole->e;
+        hole++;
     }
 }
 
@@ -4142,8 +4173,11 @@ static PT_HOT_INLINE int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t 
         *w = tpl.w;
         /* the template of the next chunks: string values of the first
          * walk (an f slot still holds what the walk ended with) */
-        if (tpl.n_holes <= OA_MAX_HOLES)
+        if (tpl.n_holes <= OA_MAX_HOLES) {
+            /* the sentinel: after every byte (no hole loop checks n_holes) */
+            tpl.holes[tpl.n_holes] = (oa_hole){UINT32_MAX, UINT32_MAX, OA_F_IGNORED, 0};
             pt_fcache_store(s, PANTO_WIRE_OPENAI_CHAT, p, i, &tpl, sizeof tpl);
+        }
     }
     *end = i;
     if (w->has_tool) {
@@ -4821,11 +4855,47 @@ static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const 
     return pt_fast_delta(s, si, t) != 0 ? -1 : 1;
 }
 
+/* The end of a delta event in one look: b[q] is the text string's closing
+ * quote, and the next 32 bytes hold the rest -- '}' '}' and the blank
+ * line, spaces or tabs between (Anthropic pads before the last '}').  The
+ * event's length (just past "\n\n"), or 0 when those bytes say otherwise
+ * or do not hold it all (the caller then reads them step by step). */
+static PT_HOT_INLINE size_t an_tail32(const uint8_t *b, size_t n, size_t q) {
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    if (n - q < 34)
+        return 0;
+    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+    __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(b + q + 1));
+    __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(b + q + 17));
+    uint32_t ws = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v0, sp), _mm_cmpeq_epi8(v0, tab))) |
+                  (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v1, sp), _mm_cmpeq_epi8(v1, tab))) << 16;
+    uint32_t m = ~ws; /* the bytes that are not padding */
+    const uint8_t *t = b + q + 1;
+    if (t[__builtin_ctz(m)] != '}')
+        return 0;
+    m &= m - 1;
+    if (!m || t[__builtin_ctz(m)] != '}')
+        return 0;
+    m &= m - 1;
+    if (!m)
+        return 0;
+    size_t d = (size_t)__builtin_ctz(m);
+    if (t[d] != '\n' || t[d + 1] != '\n') /* d + 1 <= 32 < n - q - 1 */
+        return 0;
+    return q + 1 + d + 2;
+#else
+    (void)b;
+    (void)n;
+    (void)q;
+    return 0;
+#endif
+}
+
 int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
     static const char head[] = "event: content_block_delta\ndata:";
     pt_fcache *fc = &s->fcache;
     an_walk w;
-    size_t i, st, e, end;
+    size_t i, st, e;
     int esc, si;
     if (fc->wire == AN_FC_SSE && n > fc->bytes.len &&
         pt_mismatch(b, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
@@ -4852,12 +4922,29 @@ int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
         pt_fcache_store(s, AN_FC_SSE, b, i + st, &w, sizeof w);
     }
     const uint8_t *p = b + i;
-    if (!an_fast_tail(s, p, n - i, &w, st, &e, &esc, &end, &si))
+    e = st;
+    esc = 0;
+    if (pt_json_scan_str(p, n - i, &e, &esc) != 0)
         return 0;
-    i = pt_fws(b, n, i + end);
-    /* the data line ends here, and a blank line ends the event */
-    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+    size_t len = an_tail32(b, n, i + e);
+    if (!len) {
+        size_t j = pt_fws(p, n - i, e + 1);
+        if (j >= n - i || p[j] != '}')
+            return 0;
+        j = pt_fws(p, n - i, j + 1);
+        if (j >= n - i || p[j] != '}')
+            return 0;
+        /* the data line ends here, and a blank line ends the event */
+        j = pt_fws(b, n, i + j + 1);
+        if (n - j < 2 || b[j] != '\n' || b[j + 1] != '\n')
+            return 0;
+        len = j + 2;
+    }
+    /* what block_delta checks: an open block of the kind the type wants */
+    if (len > s->opt.max_event_bytes ||
+        (si = an_fast_slot(s, w.idx, AN_FAST_DELTAS[w.k].kind)) < 0)
         return 0;
+    i = len - 2;
     pt_fast_commit(s, i + 2, i + 1, 3);
     return an_fast_apply(s, p, &w, st, e, esc, si);
 }

@@ -324,6 +324,31 @@ static inline void pt_zero_event(panto_event *ev)
 #define PT_HOT_INLINE inline
 #endif
 
+/* memcpy for the few bytes of a delta's text (most are under 16): two
+ * overlapping moves instead of a call; larger ones call memcpy. */
+static PT_HOT_INLINE void pt_copy_small(uint8_t *d, const char *src, size_t n)
+{
+    const uint8_t *p = (const uint8_t *)src;
+    if (n >= 8 && n <= 16) {
+        uint64_t a, z;
+        memcpy(&a, p, 8);
+        memcpy(&z, p + n - 8, 8);
+        memcpy(d, &a, 8);
+        memcpy(d + n - 8, &z, 8);
+    } else if (n >= 4 && n < 8) {
+        uint32_t a, z;
+        memcpy(&a, p, 4);
+        memcpy(&z, p + n - 4, 4);
+        memcpy(d, &a, 4);
+        memcpy(d + n - 4, &z, 4);
+    } else if (n < 4) {
+        for (size_t i = 0; i < n; i++)
+            d[i] = p[i];
+    } else {
+        memcpy(d, p, n);
+    }
+}
+
 /* pt_block_delta with its common case inline: room in the block's buffer
  * and in the queue.  The same effects and errors. */
 static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
@@ -335,7 +360,7 @@ static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
     if (t.len > b->cap - b->len || b->len + t.len > s->opt.max_block_bytes ||
         s->q_head + s->q_len == s->q_cap)
         return pt_block_delta(s, si, t);
-    memcpy(b->p + b->len, t.ptr, t.len);
+    pt_copy_small(b->p + b->len, t.ptr, t.len);
     b->len += t.len;
     panto_event *ev = &s->q[s->q_head + s->q_len++];
     pt_zero_event(ev);

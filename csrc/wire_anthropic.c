@@ -603,11 +603,47 @@ static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const 
     return pt_fast_delta(s, si, t) != 0 ? -1 : 1;
 }
 
+/* The end of a delta event in one look: b[q] is the text string's closing
+ * quote, and the next 32 bytes hold the rest -- '}' '}' and the blank
+ * line, spaces or tabs between (Anthropic pads before the last '}').  The
+ * event's length (just past "\n\n"), or 0 when those bytes say otherwise
+ * or do not hold it all (the caller then reads them step by step). */
+static PT_HOT_INLINE size_t an_tail32(const uint8_t *b, size_t n, size_t q) {
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    if (n - q < 34)
+        return 0;
+    const __m128i sp = _mm_set1_epi8(' '), tab = _mm_set1_epi8('\t');
+    __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)(b + q + 1));
+    __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(b + q + 17));
+    uint32_t ws = (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v0, sp), _mm_cmpeq_epi8(v0, tab))) |
+                  (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v1, sp), _mm_cmpeq_epi8(v1, tab))) << 16;
+    uint32_t m = ~ws; /* the bytes that are not padding */
+    const uint8_t *t = b + q + 1;
+    if (t[__builtin_ctz(m)] != '}')
+        return 0;
+    m &= m - 1;
+    if (!m || t[__builtin_ctz(m)] != '}')
+        return 0;
+    m &= m - 1;
+    if (!m)
+        return 0;
+    size_t d = (size_t)__builtin_ctz(m);
+    if (t[d] != '\n' || t[d + 1] != '\n') /* d + 1 <= 32 < n - q - 1 */
+        return 0;
+    return q + 1 + d + 2;
+#else
+    (void)b;
+    (void)n;
+    (void)q;
+    return 0;
+#endif
+}
+
 int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
     static const char head[] = "event: content_block_delta\ndata:";
     pt_fcache *fc = &s->fcache;
     an_walk w;
-    size_t i, st, e, end;
+    size_t i, st, e;
     int esc, si;
     if (fc->wire == AN_FC_SSE && n > fc->bytes.len &&
         pt_mismatch(b, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
@@ -634,12 +670,29 @@ int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
         pt_fcache_store(s, AN_FC_SSE, b, i + st, &w, sizeof w);
     }
     const uint8_t *p = b + i;
-    if (!an_fast_tail(s, p, n - i, &w, st, &e, &esc, &end, &si))
+    e = st;
+    esc = 0;
+    if (pt_json_scan_str(p, n - i, &e, &esc) != 0)
         return 0;
-    i = pt_fws(b, n, i + end);
-    /* the data line ends here, and a blank line ends the event */
-    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+    size_t len = an_tail32(b, n, i + e);
+    if (!len) {
+        size_t j = pt_fws(p, n - i, e + 1);
+        if (j >= n - i || p[j] != '}')
+            return 0;
+        j = pt_fws(p, n - i, j + 1);
+        if (j >= n - i || p[j] != '}')
+            return 0;
+        /* the data line ends here, and a blank line ends the event */
+        j = pt_fws(b, n, i + j + 1);
+        if (n - j < 2 || b[j] != '\n' || b[j + 1] != '\n')
+            return 0;
+        len = j + 2;
+    }
+    /* what block_delta checks: an open block of the kind the type wants */
+    if (len > s->opt.max_event_bytes ||
+        (si = an_fast_slot(s, w.idx, AN_FAST_DELTAS[w.k].kind)) < 0)
         return 0;
+    i = len - 2;
     pt_fast_commit(s, i + 2, i + 1, 3);
     return an_fast_apply(s, p, &w, st, e, esc, si);
 }

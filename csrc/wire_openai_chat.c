@@ -459,7 +459,7 @@ typedef struct {
 typedef struct {
     oa_walk w;
     unsigned n_holes; /* > OA_MAX_HOLES: too many, not kept */
-    oa_hole holes[OA_MAX_HOLES];
+    oa_hole holes[OA_MAX_HOLES + 1]; /* + a sentinel past every byte */
 } oa_template;
 
 _Static_assert(sizeof(oa_template) <= PT_FCACHE_STATE, "oa_template fits the cache");
@@ -711,42 +711,48 @@ after:
 #define OA_ENDED SIZE_MAX
 static size_t oa_template_match(const uint8_t *t, size_t tl, const oa_template *tpl,
                                 const uint8_t *p, size_t n, oa_walk *w) {
-    *w = tpl->w;
+    /* Only what the fast path reads of the walk: the tool call, and the
+     * string slots -- every string of the template is a hole, so a slot
+     * is null or absent (st == 0) unless a hole below sets it. */
+    for (int k = 0; k < OA_F_IGNORED; k++)
+        w->f[k].st = 0;
+    w->has_tool = tpl->w.has_tool;
+    w->tool = tpl->w.tool;
+    const oa_hole *hole = tpl->holes; /* up to the sentinel (oa_fast_walk) */
     size_t ti = 0, ni = 0;
-    unsigned h = 0, nh = tpl->n_holes;
     for (;;) {
         size_t left = tl - ti < n - ni ? tl - ti : n - ni;
         size_t k = pt_mismatch(t + ti, p + ni, left);
         size_t at = ti + k; /* the first template byte that differs */
         /* string values that matched whole: moved by ni - ti */
-        for (; h < nh && tpl->holes[h].e < at; h++) {
-            if (tpl->holes[h].slot == OA_F_IGNORED)
+        for (; hole->e < at; hole++) {
+            if (hole->slot == OA_F_IGNORED)
                 continue;
-            oa_fstr *f = &w->f[tpl->holes[h].slot];
-            f->st = tpl->holes[h].st + ni - ti;
-            f->e = tpl->holes[h].e + ni - ti;
-            f->esc = tpl->holes[h].esc;
+            oa_fstr *f = &w->f[hole->slot];
+            f->st = hole->st + ni - ti;
+            f->e = hole->e + ni - ti;
+            f->esc = hole->esc;
         }
         if (at == tl)
             return ni + k;
         if (k == left)
             return OA_ENDED; /* the chunk ended first: a walk would too */
-        if (h == nh || tpl->holes[h].st > at)
-            return 0; /* it differs outside a string value */
+        if (hole->st > at)
+            return 0; /* it differs outside a string value (or past the holes) */
         /* the string value of hole h differs: scan the chunk's */
-        size_t st = tpl->holes[h].st + ni - ti, e = st;
+        size_t st = hole->st + ni - ti, e = st;
         int esc = 0;
         if (pt_json_scan_str(p, n, &e, &esc) != 0)
             return 0;
-        if (tpl->holes[h].slot != OA_F_IGNORED) {
-            oa_fstr *f = &w->f[tpl->holes[h].slot];
+        if (hole->slot != OA_F_IGNORED) {
+            oa_fstr *f = &w->f[hole->slot];
             f->st = st;
             f->e = e;
             f->esc = esc;
         }
         ni = e; /* both at the closing quote */
-        ti = tpl->holes[h].e;
-        h++;
+        ti = hole->e;
+        hole++;
     }
 }
 
@@ -770,8 +776,11 @@ static PT_HOT_INLINE int oa_fast_walk(panto_stream *s, const uint8_t *p, size_t 
         *w = tpl.w;
         /* the template of the next chunks: string values of the first
          * walk (an f slot still holds what the walk ended with) */
-        if (tpl.n_holes <= OA_MAX_HOLES)
+        if (tpl.n_holes <= OA_MAX_HOLES) {
+            /* the sentinel: after every byte (no hole loop checks n_holes) */
+            tpl.holes[tpl.n_holes] = (oa_hole){UINT32_MAX, UINT32_MAX, OA_F_IGNORED, 0};
             pt_fcache_store(s, PANTO_WIRE_OPENAI_CHAT, p, i, &tpl, sizeof tpl);
+        }
     }
     *end = i;
     if (w->has_tool) {

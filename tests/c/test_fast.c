@@ -444,6 +444,23 @@ static void test_anthropic(void) {
     CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
                           AN_START AN_BLOCK(0, "text", "") AN_STOP(0) AN_TEXT(0, "x") AN_END,
                           "delta after stop"), 0);
+    /* the padding before the last '}' read in one look (an_tail32): none,
+     * tabs, 15 spaces, more than its 32 bytes, other bytes in it */
+    static const char *const tails[] = {
+        "}}", "}\t}", "} \t }", "}               }", "}                                }",
+        "}   }  ", "} x}", "}}}", "} ,}", "}  \r}", "}  }\r", "}\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t}",
+    };
+    for (size_t k = 0; k < sizeof tails / sizeof tails[0]; k++) {
+        char ev[512];
+        snprintf(ev, sizeof ev,
+                 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+                 "\"delta\":{\"type\":\"text_delta\",\"text\":\"pad\"%s\n\n",
+                 tails[k]);
+        char in[2048];
+        snprintf(in, sizeof in, "%s%s%s%s%s", AN_START AN_BLOCK(0, "text", ""), ev, ev,
+                 AN_STOP(0), AN_END);
+        same_str(PANTO_WIRE_ANTHROPIC_MESSAGES, in, "padding");
+    }
     /* the block the fast path looked up last (an_fast_slot keeps it): stopped,
      * then another block of another kind under the next index */
     CHECK_EQ_INT(same_str(PANTO_WIRE_ANTHROPIC_MESSAGES,
