@@ -4199,13 +4199,13 @@ static PT_HOT_INLINE int oa_fast_apply(panto_stream *s, const uint8_t *p, const 
     f = &w->f[OA_F_REASONING];
     if (t.len == 0 && f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
         return -1;
-    if (tt_delta(s, PANTO_BLOCK_THINKING, t) != 0)
+    if (t.len && tt_delta(s, PANTO_BLOCK_THINKING, t) != 0) /* (empty: nothing) */
         return -1;
     f = &w->f[OA_F_CONTENT];
     t = pt_mkstr(NULL, 0);
     if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
         return -1;
-    if (tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+    if (t.len && tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
         return -1;
     if (!w->has_tool)
         return 1;
