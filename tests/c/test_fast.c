@@ -778,6 +778,6 @@ int main(void) {
     test_limits();
     test_borrowed_input();
     test_reset();
-    printf("test_fast: %d inputs, each decoded %zu ways\n", n_cases, 2 * N_PLANS + 1);
+    printf("test_fast: %d inputs, each decoded %zu ways\n", n_cases, 3 * N_PLANS + 1);
     return test_report("test_fast");
 }
