@@ -278,6 +278,23 @@ def run_panto_events_merged(wire: str, chunks: list[bytes]) -> int:
     return n
 
 
+def cffi_path(fn: Callable[[str, list[bytes]], int]) -> Callable[[str, list[bytes]], int]:
+    """fn with StreamDecoder's C path (panto._fastevents) switched off: the
+    cffi fallback, for comparing the two in the same minutes."""
+
+    def run(wire: str, chunks: list[bytes]) -> int:
+        import panto.decoder
+
+        saved = panto.decoder._fast
+        panto.decoder._fast = False  # decoders made now take the cffi path
+        try:
+            return fn(wire, chunks)
+        finally:
+            panto.decoder._fast = saved
+
+    return run
+
+
 def run_core(wire: str, chunks: list[bytes]) -> int:
     """The core alone: the chunks fed through the C API from a Python loop
     (as panto events feeds them), every event pulled by a C loop
@@ -529,6 +546,8 @@ def bench(
             "core (C loop)": run_core_c_loop,
             "panto events": run_panto_events,
             "panto events merged": run_panto_events_merged,
+            "panto events (cffi path)": cffi_path(run_panto_events),
+            "panto events merged (cffi path)": cffi_path(run_panto_events_merged),
         }
         ratios = paired_ratios(fns, "core", wire, chunks, rounds)
         print(
@@ -539,6 +558,13 @@ def bench(
             r = ratios[name]
             verdict = "ok" if r <= 1.5 else "ABOVE TARGET"
             print(f"    {name + ' / core':<27} = {r:5.2f}x  ({verdict})", file=out)
+            row[f"{name} / core"] = r
+        for name in ("panto events (cffi path)", "panto events merged (cffi path)"):
+            r = ratios[name]
+            print(
+                f"    {name + ' / core':<27} = {r:5.2f}x  (info: without panto._fastevents)",
+                file=out,
+            )
             row[f"{name} / core"] = r
         print(
             f"    {'core (C loop) / core':<27} = {ratios['core (C loop)']:5.2f}x  (info: "
@@ -552,6 +578,8 @@ ONCE = {
     "core": run_core,
     "events": run_panto_events,
     "merged": run_panto_events_merged,
+    "events-cffi": cffi_path(run_panto_events),
+    "merged-cffi": cffi_path(run_panto_events_merged),
 }
 
 

@@ -31,6 +31,22 @@ from panto.events import (
 )
 
 
+# Every test here runs twice: on the C path (panto._fastevents builds the
+# events) and on the cffi fallback (used when the extension is missing).
+@pytest.fixture(autouse=True, scope="module", params=["c-path", "cffi-path"])
+def decoder_path(request):
+    import panto.decoder as decoder
+
+    saved = decoder._fast
+    if request.param == "cffi-path":
+        decoder._fast = False
+    else:
+        decoder._fast = None
+        assert decoder._load_fast(), "panto._fastevents is not built"
+    yield request.param
+    decoder._fast = saved
+
+
 def sse(event: str | None, data: object) -> str:
     head = f"event: {event}\n" if event else ""
     return head + f"data: {json.dumps(data, ensure_ascii=False)}\n\n"

@@ -30,6 +30,22 @@ NAMES = sorted(p.stem for p in FIXTURES.glob("*.sse"))
 KNOWN_DIFFERENCES: dict[str, str] = {}
 
 
+# Every test here runs twice: on the C path (panto._fastevents builds the
+# events) and on the cffi fallback (used when the extension is missing).
+@pytest.fixture(autouse=True, scope="module", params=["c-path", "cffi-path"])
+def decoder_path(request):
+    import panto.decoder as decoder
+
+    saved = decoder._fast
+    if request.param == "cffi-path":
+        decoder._fast = False
+    else:
+        decoder._fast = None
+        assert decoder._load_fast(), "panto._fastevents is not built"
+    yield request.param
+    decoder._fast = saved
+
+
 def params(names):
     return [
         pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_DIFFERENCES[n]))

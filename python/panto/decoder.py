@@ -103,6 +103,49 @@ _MutableSSEEvent = _twin(SSEEvent)
 
 _unpack = ffi.unpack
 _batch = lib.pantopy_batch
+
+# panto._fastevents (pyext/fastevents.c), loaded by the first StreamDecoder
+# rather than on import: it builds the content-delta events in C, the whole
+# iteration after a feed in one call.  None: not tried yet; True: loaded;
+# False: missing (or switched off: the tests run both paths), then the cffi
+# path below serves.
+_fast: bool | None = None
+
+
+def _no_fast(*args: Any) -> Any:  # pragma: no cover - replaced before use
+    raise RuntimeError("panto._fastevents is not loaded")
+
+
+_fast_pull = _fast_feed = _no_fast
+
+
+def _load_fast() -> bool:
+    global _fast, _fast_pull, _fast_feed
+    try:
+        from ._fastevents import feed, pull, setup
+    except ImportError:  # pragma: no cover - depends on the build
+        _fast = False
+        return False
+
+    def address(name: str) -> int:
+        return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+
+    # the core inside the cffi module owns every stream: hand over its
+    # functions, and the context's layout for the extension to check
+    fields = ("s", "ev", "tail", "skip_deltas", "merge_deltas", "scratch")
+    layout = (ffi.sizeof("pantopy_ctx"), *(ffi.offsetof("pantopy_ctx", f) for f in fields))
+    setup(
+        address("panto_stream_feed"),
+        address("panto_next_event"),
+        layout,
+        ContentDelta,
+        _BLOCK_KINDS,
+    )
+    _fast_pull, _fast_feed = pull, feed
+    _fast = True
+    return True
+
+
 # pantopy_batch's result (see _build_ffi.py): n | (tail + 3) << 8 | text
 # bytes << 12 | (first delta's kind | index << 4) << 27
 _TAIL_NEED_MORE = -2 + 3  # the tail field: the batch ended on PANTO_NEED_MORE
@@ -161,6 +204,7 @@ class StreamDecoder:
 
     __slots__ = (
         "__weakref__",
+        "_addr",
         "_blocks",
         "_closed",
         "_ctx",
@@ -218,6 +262,9 @@ class StreamDecoder:
         ctx.s = self._s
         ctx.merge_deltas = 1 if merge_deltas else 0
         self._ctx = ctx
+        fast = _fast if _fast is not None else _load_fast()
+        # nonzero: the C path (pyext/fastevents.c) serves feed and iteration
+        self._addr = int(ffi.cast("uintptr_t", ctx)) if fast else 0
         self._scratch = ffi.buffer(ctx.scratch)  # slicing it gives bytes
         self._hdr = memoryview(ffi.buffer(ctx.hdr)).cast("q")
         self._leftover: list[Event] = []
@@ -273,6 +320,13 @@ class StreamDecoder:
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes read from the response body (copied)."""
+        addr = self._addr
+        if addr and type(data) is bytes:
+            if _fast_feed(addr, data) != 0:
+                exc = self._fail()
+                self._raised = True
+                raise exc
+            return
         if self._ctx is None:
             raise ValueError("feed() on a closed or released StreamDecoder")
         if type(data) is not bytes:  # bytearray, memoryview, array ...: no copy
@@ -298,7 +352,7 @@ class StreamDecoder:
                     raised = self._raised
                     try:
                         self._reclaim()
-                        for ev in self._pull(-1):
+                        for ev in self._pull(None):
                             pending.append(ev)
                     except PantoError as e:
                         err = e
@@ -323,6 +377,7 @@ class StreamDecoder:
         if ctx is not None:
             self._partial = self._open_blocks()
             self._ctx = None
+            self._addr = 0
             self._scratch = self._u = self._hdr = None
             ctx.s = ffi.NULL
             ffi.release(self._s)
@@ -364,11 +419,18 @@ class StreamDecoder:
                 for ev in it:  # (usually exhausted: no list built)
                     self._leftover = [ev, *it, *self._leftover]
             if self._leftover:
-                return self._pull(-1)
+                return self._pull(None)
             # The usual case -- nothing decodable, or a run of deltas ending
             # where the input does -- needs no generator: an iterator over
             # the events, kept so that what an abandoned iteration did not
             # take is yielded next time.
+            addr = self._addr
+            if addr:  # the C path: one call pulls and builds it all
+                it = _fast_pull(addr)
+                if type(it) is tuple:  # (events, tail): another event, the end, an error
+                    return self._pull(it)
+                self._it = it
+                return it
             r = _batch(ctx)
             if r & 0xFFF == _ONE_DELTA:  # the usual case with merge_deltas; inlined _deltas()
                 o = _new(_MutableContentDelta)
@@ -408,13 +470,15 @@ class StreamDecoder:
             if rest:
                 self._leftover = rest + self._leftover
 
-    def _pull(self, r: int) -> Iterator[Event]:
-        # The general loop.  One foreign call (pantopy_batch) decodes a run
-        # of content deltas -- nearly every event of a response -- into one
-        # text buffer plus (kind | index << 4, end offset) pairs, and stops
-        # at any other event, which _slow() converts from the event struct.
-        # Its result `r` packs n, tail and the text's size (see _NEED_MORE
-        # above); -1 means "call it".
+    def _pull(self, r: Any) -> Iterator[Event]:
+        # The general loop.  One foreign call decodes a run of content
+        # deltas -- nearly every event of a response -- and stops at any
+        # other event, which _slow() converts from the event struct.  The C
+        # path (_fast_pull) returns the deltas built, with how the run ended
+        # (`tail`, see pantopy_batch); the cffi path's pantopy_batch packs
+        # them into one text buffer plus (kind | index << 4, end offset)
+        # pairs, and its result `r` packs n, tail and the text's size (see
+        # _NEED_MORE above).  `r` is the first call's result; None: make it.
         if self._leftover:  # events of a batch whose iteration was abandoned
             leftover = self._leftover
             self._leftover = []
@@ -425,15 +489,26 @@ class StreamDecoder:
                     self._leftover = leftover[i + 1 :] + self._leftover
                     raise
         ctx = self._ctx
+        addr = self._addr
         while True:
-            if r < 0:
-                r = _batch(ctx)
-            tail = (r >> 8 & 15) - 3
+            evs: Iterable[Event] | None
+            if addr:
+                if r is None:
+                    r = _fast_pull(addr)
+                if type(r) is tuple:
+                    evs, tail = r
+                else:  # an iterator: the stream needs more input
+                    evs, tail = r, -2
+            else:
+                if r is None:
+                    r = _batch(ctx)
+                tail = (r >> 8 & 15) - 3
+                evs = self._deltas(r) if r & 255 else None
             # The event that ended the batch is converted before anything is
             # yielded: its strings are borrowed until the next call on the stream.
             last = self._slow(tail) if tail > 0 else None
-            if r & 255:
-                it = iter(self._deltas(r))
+            if evs:
+                it = iter(evs)
                 complete = False
                 try:
                     yield from it
@@ -454,7 +529,7 @@ class StreamDecoder:
                 exc = self._fail()
                 self._raised = True
                 raise exc
-            r = -1
+            r = None
 
     def _deltas(self, r: int) -> list[Event]:
         """The ContentDelta events of a pantopy_batch result."""

@@ -1,0 +1,420 @@
+/*
+ * panto._fastevents -- builds StreamDecoder's content-delta events in C.
+ *
+ * A small CPython extension against the limited API (abi3, 3.10), beside the
+ * cffi module panto._panto_cffi.  It does not link the core: the one core of
+ * the process lives inside the cffi module (whose panto_* symbols are
+ * private), which hands over the addresses of panto_stream_feed and
+ * panto_next_event once (setup()); every call here then gets the address of
+ * a decoder's pantopy_ctx (python/panto/_build_ffi.py), whose stream that
+ * core created.
+ *
+ * pull(ctx) pulls events until the stream needs more input, and builds a
+ * panto.events.ContentDelta per content delta (or per run of one block's
+ * deltas with ctx->merge_deltas) directly: the object is allocated with the
+ * class's tp_alloc and its three slots are stored at offsets found once by
+ * setup() (which checks them on a live instance; otherwise every field goes
+ * through PyObject_GenericSetAttr, i.e. object.__setattr__, which a frozen
+ * dataclass's own __init__ uses too).  Any other event stops the loop and
+ * stays in ctx->ev for Python to convert (they are a few per message).
+ *
+ * Everything runs with the GIL held (the strings of the last event are
+ * borrowed from the stream until the next call on it).
+ */
+
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030A0000  /* CMake's USE_SABI defines it too */
+#endif
+#include <Python.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "panto.h"
+
+/* Must match _CTX in python/panto/_build_ffi.py; setup() compares the
+ * size and the offsets with cffi's. */
+#define PANTOPY_BATCH 128
+#define PANTOPY_SCRATCH_BYTES 16384
+typedef struct {
+    panto_stream *s;
+    panto_event ev;
+    int64_t tail;
+    int skip_deltas;
+    int merge_deltas;
+    size_t nbytes;
+    int64_t hdr[2 * PANTOPY_BATCH];
+    char scratch[PANTOPY_SCRATCH_BYTES];
+} pantopy_ctx;
+
+typedef int (*feed_fn)(panto_stream *, const uint8_t *, size_t);
+typedef int (*next_fn)(panto_stream *, panto_event *);
+
+/* Set once by setup(); the module keeps one configuration per process
+ * (single-phase init: not for isolated subinterpreters). */
+static feed_fn g_feed;
+static next_fn g_next;
+static PyObject *g_delta_cls;            /* panto.events.ContentDelta */
+static allocfunc g_alloc;                /* its tp_alloc */
+static PyObject *g_kinds[16];            /* block kind names, by value */
+static PyObject *g_names[3];             /* "index", "kind", "text" */
+static Py_ssize_t g_off[3];              /* their slots' byte offsets, or -1 */
+static int g_direct;                     /* 1: store the slots directly */
+
+static pantopy_ctx *ctx_of(PyObject *addr)
+{
+    void *p = PyLong_AsVoidPtr(addr);
+    if (p == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "NULL pantopy_ctx");
+        return NULL;
+    }
+    pantopy_ctx *ctx = (pantopy_ctx *)p;
+    if (ctx->s == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the decoder's stream is released");
+        return NULL;
+    }
+    return ctx;
+}
+
+/* A new ContentDelta(index, kinds[kind], text); text is UTF-8 (strict, as
+ * the cffi path decodes it). */
+static PyObject *make_delta(uint32_t index, unsigned kind, const char *text, size_t len)
+{
+    if (g_delta_cls == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "panto._fastevents: setup() was not called");
+        return NULL;
+    }
+    PyObject *vals[3];
+    vals[0] = PyLong_FromUnsignedLong(index);
+    if (vals[0] == NULL)
+        return NULL;
+    vals[1] = g_kinds[kind & 15];
+    Py_INCREF(vals[1]);
+    vals[2] = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, NULL);
+    if (vals[2] == NULL) {
+        Py_DECREF(vals[0]);
+        Py_DECREF(vals[1]);
+        return NULL;
+    }
+    PyObject *o = g_alloc((PyTypeObject *)g_delta_cls, 0);
+    if (o != NULL && g_direct) {
+        /* the slots are NULL in a fresh object: the references move in */
+        for (int i = 0; i < 3; i++)
+            *(PyObject **)((char *)o + g_off[i]) = vals[i];
+        return o;
+    }
+    if (o != NULL) {
+        for (int i = 0; i < 3; i++) {
+            if (PyObject_GenericSetAttr(o, g_names[i], vals[i]) < 0) {
+                Py_CLEAR(o);
+                break;
+            }
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        Py_DECREF(vals[i]);
+    return o;
+}
+
+static int append_new(PyObject *list, PyObject *o)
+{
+    if (o == NULL)
+        return -1;
+    int rc = PyList_Append(list, o);
+    Py_DECREF(o);
+    return rc;
+}
+
+/* pull(ctx_address) -> iterator | (list, tail)
+ *
+ * Pulls events from the decoder's stream until it needs more input, building
+ * the content deltas (none with ctx->skip_deltas; joined per run of one
+ * block with ctx->merge_deltas, a run being cut where it would exceed the
+ * ctx's 16 KiB scratch buffer).  When the stream needs more input -- the
+ * usual case -- returns an iterator over the events; otherwise stops and
+ * returns (the events so far, tail) with tail as in pantopy_batch: 1..7 an
+ * event of that kind is in ctx->ev (unconverted), -1 the stream failed, -3
+ * it is done.  On an exception the events pulled so far are lost (only
+ * MemoryError can happen on the provider wires, whose text is valid UTF-8). */
+static PyObject *fe_pull(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    pantopy_ctx *ctx = ctx_of(arg);
+    if (ctx == NULL)
+        return NULL;
+    PyObject *list = PyList_New(0);
+    if (list == NULL)
+        return NULL;
+    const int skip = ctx->skip_deltas, merge = ctx->merge_deltas;
+    panto_event *ev = &ctx->ev;
+    /* the open run (merge): its block and its bytes in ctx->scratch */
+    int64_t run = -1;
+    uint32_t run_index = 0;
+    unsigned run_kind = 0;
+    size_t used = 0;
+    int64_t tail;
+    for (;;) {
+        int rc = g_next(ctx->s, ev);
+        if (rc != PANTO_EVENT) {
+            tail = rc == PANTO_NEED_MORE ? -2 : rc == PANTO_DONE ? -3 : -1;
+            break;
+        }
+        if (ev->kind != PANTO_EV_CONTENT_DELTA || (unsigned)ev->u.content_delta.block_kind >= 16u) {
+            tail = ev->kind;
+            break;
+        }
+        if (skip)
+            continue;
+        const panto_content_delta *d = &ev->u.content_delta;
+        size_t len = d->text.len;
+        if (!merge) {
+            if (append_new(list, make_delta(d->index, (unsigned)d->block_kind, d->text.ptr, len)) < 0)
+                goto fail;
+            continue;
+        }
+        int64_t packed = (int64_t)d->block_kind | (int64_t)d->index << 4;
+        if (run == packed && len <= sizeof ctx->scratch - used) {
+            if (len)
+                memcpy(ctx->scratch + used, d->text.ptr, len);
+            used += len;
+            continue;
+        }
+        if (run >= 0 && append_new(list, make_delta(run_index, run_kind, ctx->scratch, used)) < 0)
+            goto fail;
+        run = -1;
+        if (len > sizeof ctx->scratch) {  /* a huge delta: an event of its own */
+            if (append_new(list, make_delta(d->index, (unsigned)d->block_kind, d->text.ptr, len)) < 0)
+                goto fail;
+            continue;
+        }
+        if (len)
+            memcpy(ctx->scratch, d->text.ptr, len);
+        used = len;
+        run = packed;
+        run_index = d->index;
+        run_kind = (unsigned)d->block_kind;
+    }
+    if (run >= 0 && append_new(list, make_delta(run_index, run_kind, ctx->scratch, used)) < 0)
+        goto fail;
+    ctx->tail = tail;
+    if (tail == -2) {
+        PyObject *it = PyObject_GetIter(list);
+        Py_DECREF(list);
+        return it;
+    }
+    PyObject *t = PyLong_FromLongLong(tail);
+    if (t == NULL)
+        goto fail;
+    PyObject *res = PyTuple_Pack(2, list, t);
+    Py_DECREF(t);
+    Py_DECREF(list);
+    return res;
+fail:
+    Py_DECREF(list);
+    return NULL;
+}
+
+/* feed(ctx_address, data: bytes) -> int: panto_stream_feed's result. */
+static PyObject *fe_feed(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "feed(ctx_address, data) takes 2 arguments");
+        return NULL;
+    }
+    pantopy_ctx *ctx = ctx_of(args[0]);
+    if (ctx == NULL)
+        return NULL;
+    char *buf;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(args[1], &buf, &n) < 0)
+        return NULL;
+    if (g_feed == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "panto._fastevents: setup() was not called");
+        return NULL;
+    }
+    return PyLong_FromLong(n ? g_feed(ctx->s, (const uint8_t *)buf, (size_t)n) : 0);
+}
+
+/* Finds the byte offset of each of g_names' slots in an instance of cls:
+ * stores a distinct sentinel through object.__setattr__ and looks for it in
+ * the instance's words.  Returns 1 when all three are found at distinct
+ * offsets inside a plain slotted layout, 0 otherwise (no error set). */
+static int find_slots(PyObject *cls)
+{
+    int ok = 0;
+    PyObject *o = NULL, *sentinels[3] = {NULL, NULL, NULL};
+    PyObject *basic = PyObject_GetAttrString(cls, "__basicsize__");
+    PyObject *item = PyObject_GetAttrString(cls, "__itemsize__");
+    PyObject *dictoff = PyObject_GetAttrString(cls, "__dictoffset__");
+    if (basic == NULL || item == NULL || dictoff == NULL)
+        goto out;
+    Py_ssize_t size = PyLong_AsSsize_t(basic);
+    if (size < 0 || PyLong_AsSsize_t(item) != 0 || PyLong_AsSsize_t(dictoff) != 0)
+        goto out;
+    o = g_alloc((PyTypeObject *)cls, 0);
+    if (o == NULL)
+        goto out;
+    for (int i = 0; i < 3; i++) {
+        sentinels[i] = PyList_New(0);  /* fresh objects: distinct addresses */
+        if (sentinels[i] == NULL || PyObject_GenericSetAttr(o, g_names[i], sentinels[i]) < 0)
+            goto out;
+    }
+    for (int i = 0; i < 3; i++) {
+        g_off[i] = -1;
+        for (Py_ssize_t off = (Py_ssize_t)sizeof(PyObject); off + (Py_ssize_t)sizeof(PyObject *) <= size;
+             off += (Py_ssize_t)sizeof(PyObject *)) {
+            if (*(PyObject **)((char *)o + off) == sentinels[i]) {
+                if (g_off[i] != -1)
+                    goto out;
+                g_off[i] = off;
+            }
+        }
+        if (g_off[i] < 0)
+            goto out;
+    }
+    ok = g_off[0] != g_off[1] && g_off[1] != g_off[2] && g_off[0] != g_off[2];
+out:
+    PyErr_Clear();
+    Py_XDECREF(o);
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(sentinels[i]);
+    Py_XDECREF(basic);
+    Py_XDECREF(item);
+    Py_XDECREF(dictoff);
+    return ok;
+}
+
+/* setup(feed_address, next_event_address, layout, ContentDelta, kinds)
+ *
+ * layout: (sizeof(pantopy_ctx), offsetof s, ev, tail, skip_deltas,
+ * merge_deltas, scratch) as cffi sees them.  kinds: 16 block kind names.
+ * Returns True when the slots are stored directly (False: through
+ * object.__setattr__, slower but equally correct). */
+static PyObject *fe_setup(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "setup() takes 5 arguments");
+        return NULL;
+    }
+    void *feed = PyLong_AsVoidPtr(args[0]);
+    void *next = feed ? PyLong_AsVoidPtr(args[1]) : NULL;
+    if (feed == NULL || next == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "NULL function address");
+        return NULL;
+    }
+    const Py_ssize_t expect[7] = {
+        (Py_ssize_t)sizeof(pantopy_ctx),
+        offsetof(pantopy_ctx, s),
+        offsetof(pantopy_ctx, ev),
+        offsetof(pantopy_ctx, tail),
+        offsetof(pantopy_ctx, skip_deltas),
+        offsetof(pantopy_ctx, merge_deltas),
+        offsetof(pantopy_ctx, scratch),
+    };
+    PyObject *layout = args[2];
+    if (!PyTuple_Check(layout) || PyTuple_Size(layout) != 7) {
+        PyErr_SetString(PyExc_TypeError, "layout must be a 7-tuple");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < 7; i++) {
+        Py_ssize_t v = PyLong_AsSsize_t(PyTuple_GetItem(layout, i));
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        if (v != expect[i]) {
+            PyErr_Format(PyExc_ImportError,
+                         "panto._fastevents was built for another pantopy_ctx layout "
+                         "(field %zd: %zd, cffi says %zd): reinstall panto",
+                         i, expect[i], v);
+            return NULL;
+        }
+    }
+    PyObject *cls = args[3];
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "ContentDelta must be a class");
+        return NULL;
+    }
+    PyObject *kinds = args[4];
+    if (!PyTuple_Check(kinds) || PyTuple_Size(kinds) != 16) {
+        PyErr_SetString(PyExc_TypeError, "kinds must be a 16-tuple of str");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < 16; i++) {
+        if (!PyUnicode_Check(PyTuple_GetItem(kinds, i))) {
+            PyErr_SetString(PyExc_TypeError, "kinds must be a 16-tuple of str");
+            return NULL;
+        }
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)cls, Py_tp_alloc);
+    if (alloc == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "ContentDelta has no tp_alloc");
+        return NULL;
+    }
+    static const char *const names[3] = {"index", "kind", "text"};
+    for (int i = 0; i < 3; i++) {
+        if (g_names[i] == NULL && (g_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            return NULL;
+    }
+    PyObject *old = g_delta_cls;
+    Py_INCREF(cls);
+    g_delta_cls = cls;
+    Py_XDECREF(old);
+    for (Py_ssize_t i = 0; i < 16; i++) {
+        PyObject *k = PyTuple_GetItem(kinds, i);
+        Py_INCREF(k);
+        old = g_kinds[i];
+        g_kinds[i] = k;
+        Py_XDECREF(old);
+    }
+    g_alloc = alloc;
+    g_feed = (feed_fn)feed;
+    g_next = (next_fn)next;
+    g_direct = find_slots(cls);
+    return PyBool_FromLong(g_direct);
+}
+
+/* For the tests: force the object.__setattr__ path (direct=False) or go
+ * back to the slots found by setup() (True, if it found them). */
+static PyObject *fe_set_direct(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    int want = PyObject_IsTrue(arg);
+    if (want < 0)
+        return NULL;
+    g_direct = want && g_delta_cls != NULL && find_slots(g_delta_cls);
+    return PyBool_FromLong(g_direct);
+}
+
+static PyMethodDef fe_methods[] = {
+    {"setup", (PyCFunction)(void (*)(void))fe_setup, METH_FASTCALL,
+     "setup(feed_address, next_event_address, layout, ContentDelta, kinds) -> bool"},
+    {"feed", (PyCFunction)(void (*)(void))fe_feed, METH_FASTCALL,
+     "feed(ctx_address, data: bytes) -> int (panto_stream_feed's result)"},
+    {"pull", fe_pull, METH_O,
+     "pull(ctx_address) -> iterator of events | (list of events, tail)"},
+    {"set_direct", fe_set_direct, METH_O,
+     "set_direct(flag) -> bool: store slots directly (tests)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef fe_module = {
+    PyModuleDef_HEAD_INIT,
+    "panto._fastevents",
+    "StreamDecoder's content-delta events built in C (see pyext/fastevents.c).",
+    -1,
+    fe_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__fastevents(void)
+{
+    return PyModule_Create(&fe_module);
+}
