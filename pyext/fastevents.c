@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "panto.h"
 
@@ -78,6 +79,110 @@ static pantopy_ctx *ctx_of(PyObject *addr)
     return ctx;
 }
 
+/* The str of UTF-8 text, as PyUnicode_DecodeUTF8(s, n, NULL).  Text with
+ * non-ASCII characters (an accented letter, an emoji) costs CPython's decoder
+ * a slow path that widens its buffer as larger characters turn up; here it
+ * is converted to code points in one pass and the str made from those in
+ * its final width.  Anything that is not well-formed UTF-8 (the core checks
+ * it, so never on the provider wires) goes to CPython's decoder, which
+ * raises the usual UnicodeDecodeError. */
+#define UCS4_STACK 512
+static PyObject *utf8_str(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned char high = 0;
+    for (size_t i = 0; i < n; i++)
+        high |= p[i];
+#if WCHAR_MAX > 0xFFFF
+    if (high & 0x80) {
+        uint32_t stack[UCS4_STACK];
+        uint32_t *u = n <= UCS4_STACK ? stack : PyMem_Malloc(n * sizeof *u);
+        if (u == NULL)
+            return PyErr_NoMemory();
+        size_t k = 0, i = 0;
+        uint32_t max = 0;
+        while (i < n) {
+            uint32_t c = p[i];
+            if (c < 0x80) {
+                u[k++] = c;
+                i++;
+                continue;
+            }
+            uint32_t cp;
+            size_t len;
+            if (c >= 0xC2 && c < 0xE0) {
+                cp = c & 0x1F;
+                len = 2;
+            } else if (c >= 0xE0 && c < 0xF0) {
+                cp = c & 0x0F;
+                len = 3;
+            } else if (c >= 0xF0 && c < 0xF5) {
+                cp = c & 0x07;
+                len = 4;
+            } else {
+                break;
+            }
+            if (n - i < len)
+                break;
+            size_t j = 1;
+            for (; j < len && (p[i + j] & 0xC0) == 0x80; j++)
+                cp = cp << 6 | (p[i + j] & 0x3F);
+            if (j < len || (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))) ||
+                (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+                break;
+            u[k++] = cp;
+            if (cp > max)
+                max = cp;
+            i += len;
+        }
+        PyObject *r = NULL;
+        if (i == n) {
+            if (max < 0x100) {  /* Latin-1: one byte per character */
+                unsigned char *b = (unsigned char *)u;
+                for (size_t m = 0; m < k; m++)
+                    b[m] = (unsigned char)u[m];
+                r = PyUnicode_DecodeLatin1((const char *)b, (Py_ssize_t)k, NULL);
+            } else {
+                r = PyUnicode_FromWideChar((const wchar_t *)u, (Py_ssize_t)k);
+            }
+        }
+        if (u != stack)
+            PyMem_Free(u);
+        if (i == n)
+            return r;
+    }
+#endif
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, NULL);
+}
+
+/* memcpy for the short texts of most deltas (a few bytes: a call to the
+ * library's memcpy cost more than the copy), with fixed-size moves the
+ * compiler turns into plain loads and stores. */
+static inline void copy_text(char *d, const char *s, size_t n)
+{
+    if (n >= 8) {
+        if (n > 16) {
+            memcpy(d, s, n);
+        } else {
+            memcpy(d, s, 8);
+            memcpy(d + n - 8, s + n - 8, 8);
+        }
+        return;
+    }
+    if (n & 4) {
+        memcpy(d, s, 4);
+        d += 4;
+        s += 4;
+    }
+    if (n & 2) {
+        memcpy(d, s, 2);
+        d += 2;
+        s += 2;
+    }
+    if (n & 1)
+        *d = *s;
+}
+
 /* A new ContentDelta(index, kinds[kind], text); text is UTF-8 (strict, as
  * the cffi path decodes it). */
 static PyObject *make_delta(uint32_t index, unsigned kind, const char *text, size_t len)
@@ -92,7 +197,7 @@ static PyObject *make_delta(uint32_t index, unsigned kind, const char *text, siz
         return NULL;
     vals[1] = g_kinds[kind & 15];
     Py_INCREF(vals[1]);
-    vals[2] = PyUnicode_DecodeUTF8(text, (Py_ssize_t)len, NULL);
+    vals[2] = utf8_str(text, len);
     if (vals[2] == NULL) {
         Py_DECREF(vals[0]);
         Py_DECREF(vals[1]);
@@ -176,8 +281,7 @@ static PyObject *fe_pull(PyObject *self, PyObject *arg)
         }
         int64_t packed = (int64_t)d->block_kind | (int64_t)d->index << 4;
         if (run == packed && len <= sizeof ctx->scratch - used) {
-            if (len)
-                memcpy(ctx->scratch + used, d->text.ptr, len);
+            copy_text(ctx->scratch + used, d->text.ptr, len);
             used += len;
             continue;
         }
@@ -189,8 +293,7 @@ static PyObject *fe_pull(PyObject *self, PyObject *arg)
                 goto fail;
             continue;
         }
-        if (len)
-            memcpy(ctx->scratch, d->text.ptr, len);
+        copy_text(ctx->scratch, d->text.ptr, len);
         used = len;
         run = packed;
         run_index = d->index;
@@ -390,6 +493,17 @@ static PyObject *fe_set_direct(PyObject *self, PyObject *arg)
     return PyBool_FromLong(g_direct);
 }
 
+/* For the tests: utf8(data: bytes) -> str, as data.decode(). */
+static PyObject *fe_utf8(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    char *buf;
+    Py_ssize_t n;
+    if (PyBytes_AsStringAndSize(arg, &buf, &n) < 0)
+        return NULL;
+    return utf8_str(buf, (size_t)n);
+}
+
 static PyMethodDef fe_methods[] = {
     {"setup", (PyCFunction)(void (*)(void))fe_setup, METH_FASTCALL,
      "setup(feed_address, next_event_address, layout, ContentDelta, kinds) -> bool"},
@@ -399,6 +513,7 @@ static PyMethodDef fe_methods[] = {
      "pull(ctx_address) -> iterator of events | (list of events, tail)"},
     {"set_direct", fe_set_direct, METH_O,
      "set_direct(flag) -> bool: store slots directly (tests)"},
+    {"utf8", fe_utf8, METH_O, "utf8(data: bytes) -> str, as data.decode() (tests)"},
     {NULL, NULL, 0, NULL},
 };
 

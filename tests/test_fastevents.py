@@ -299,3 +299,79 @@ def test_import_panto_and_the_decoder_do_not_load_the_extension():
         "assert 'panto._fastevents' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_the_source_compiles_warning_free_against_the_limited_api():
+    """The wheel build does not pass -Werror (pyproject turns PANTO_WERROR
+    off for users' compilers); this holds the extension to it, against the
+    limited API (the source defines Py_LIMITED_API 3.10)."""
+    import shutil
+    import sysconfig
+
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    include = sysconfig.get_paths()["include"]
+    if cc is None or not (Path(include) / "Python.h").exists():
+        pytest.skip("no C compiler or no Python headers")
+    subprocess.run(
+        [
+            cc,
+            "-fsyntax-only",
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-I",
+            str(ROOT / "include"),
+            "-I",
+            include,
+            str(ROOT / "pyext" / "fastevents.c"),
+        ],
+        check=True,
+        timeout=120,
+    )
+
+
+_UTF8_PIECES = [
+    b"a",
+    b"\x00",
+    "é".encode(),
+    "ÿ".encode(),
+    "Ā".encode(),
+    "€".encode(),
+    "\uffff".encode(),
+    "👩".encode(),
+    "\U0010ffff".encode(),
+    b"\x80",
+    b"\xc0\x80",
+    b"\xc1\xbf",
+    b"\xc2",
+    b"\xe0\x80\x80",
+    b"\xed\xa0\x80",
+    b"\xef\xbf",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80",
+    b"\xff",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_UTF8_PIECES), max_size=40) | st.binary(max_size=64))
+def test_utf8_to_str_is_exactly_bytes_decode(parts):
+    data = b"".join(parts) if isinstance(parts, list) else parts
+    try:
+        want: Any = data.decode()
+    except UnicodeDecodeError as e:
+        want = (e.start, e.end, e.reason)
+    try:
+        got: Any = fastevents.utf8(data)
+    except UnicodeDecodeError as e:
+        got = (e.start, e.end, e.reason)
+    assert got == want and type(got) is type(want)
+
+
+@pytest.mark.parametrize("n", [511, 512, 513, 5000])
+def test_utf8_to_str_long_texts(n):
+    for ch in ("é", "€", "👩"):
+        data = ("x" * n + ch).encode()
+        assert fastevents.utf8(data) == data.decode()
