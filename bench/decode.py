@@ -29,7 +29,9 @@ Then the cost of Python's event iteration over the core: "panto events /
 core" and "panto events merged / core" as time ratios (target <= 1.5x), each
 the median over --rounds rounds that run core, events and merged back to
 back (so a change of machine load hits all three alike), timed in thread
-CPU time.
+CPU time; the same two with StreamDecoder's C path (panto._fastevents)
+switched off -- the cffi path, as without the extension -- as info rows in
+the same rounds.
 
     python bench/decode.py            # 5 MB bodies, N=5 (about a minute)
     python bench/decode.py --quick    # 200 KB bodies, N=2: a smoke run
@@ -285,12 +287,11 @@ def cffi_path(fn: Callable[[str, list[bytes]], int]) -> Callable[[str, list[byte
     def run(wire: str, chunks: list[bytes]) -> int:
         import panto.decoder
 
-        saved = panto.decoder._fast
-        panto.decoder._fast = False  # decoders made now take the cffi path
+        panto.decoder._set_fast(False)  # decoders made now take the cffi path
         try:
             return fn(wire, chunks)
         finally:
-            panto.decoder._fast = saved
+            panto.decoder._set_fast(True)
 
     return run
 
@@ -557,17 +558,17 @@ def bench(
         for name in ("panto events", "panto events merged"):
             r = ratios[name]
             verdict = "ok" if r <= 1.5 else "ABOVE TARGET"
-            print(f"    {name + ' / core':<27} = {r:5.2f}x  ({verdict})", file=out)
+            print(f"    {name + ' / core':<38} = {r:5.2f}x  ({verdict})", file=out)
             row[f"{name} / core"] = r
         for name in ("panto events (cffi path)", "panto events merged (cffi path)"):
             r = ratios[name]
             print(
-                f"    {name + ' / core':<27} = {r:5.2f}x  (info: without panto._fastevents)",
+                f"    {name + ' / core':<38} = {r:5.2f}x  (info: without panto._fastevents)",
                 file=out,
             )
             row[f"{name} / core"] = r
         print(
-            f"    {'core (C loop) / core':<27} = {ratios['core (C loop)']:5.2f}x  (info: "
+            f"    {'core (C loop) / core':<38} = {ratios['core (C loop)']:5.2f}x  (info: "
             "the Python feeding loop's share)",
             file=out,
         )

@@ -63,6 +63,69 @@ static PyObject *g_names[3];             /* "index", "kind", "text" */
 static Py_ssize_t g_off[3];              /* their slots' byte offsets, or -1 */
 static int g_direct;                     /* 1: store the slots directly */
 
+/* The iterator pull() returns: over a list of events, with a position the
+ * C __iter__ can read (an exhausted one needs no reclaiming). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *list;
+    Py_ssize_t pos, n;
+} Events;
+static PyTypeObject *g_events_type;
+
+static PyObject *events_next(PyObject *o)
+{
+    Events *e = (Events *)o;
+    if (e->pos >= e->n)
+        return NULL;
+    PyObject *x = PyList_GetItem(e->list, e->pos++);
+    Py_XINCREF(x);
+    return x;
+}
+
+static void events_dealloc(PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    Py_XDECREF(((Events *)o)->list);
+    ((freefunc)PyType_GetSlot(tp, Py_tp_free))(o);
+    Py_DECREF(tp);
+}
+
+static PyType_Slot events_slots[] = {
+    {Py_tp_iter, (void *)PyObject_SelfIter},
+    {Py_tp_iternext, (void *)events_next},
+    {Py_tp_dealloc, (void *)events_dealloc},
+    {Py_tp_doc, (void *)"StreamDecoder's events after a feed (built by panto._fastevents)."},
+    {0, NULL},
+};
+
+static PyType_Spec events_spec = {
+    "panto._fastevents.Events",
+    sizeof(Events),
+    0,
+    Py_TPFLAGS_DEFAULT,
+    events_slots,
+};
+
+/* Takes the reference to list. */
+static PyObject *events_new(PyObject *list)
+{
+    Events *e = (Events *)PyType_GenericAlloc(g_events_type, 0);
+    if (e == NULL) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    e->list = list;
+    e->pos = 0;
+    e->n = PyList_Size(list);
+    return (PyObject *)e;
+}
+
+/* StreamDecoder's slots read by the C __iter__ and feed (install()):
+ * _addr, _it, _leftover; byte offsets, found like ContentDelta's. */
+static PyObject *g_decoder_cls;
+static Py_ssize_t g_dec_off[3];
+static PyObject *g_str_iter, *g_str_pull, *g_str_feed, *g_str_failed;
+
 static pantopy_ctx *ctx_of(PyObject *addr)
 {
     void *p = PyLong_AsVoidPtr(addr);
@@ -106,6 +169,17 @@ static PyObject *utf8_str(const char *s, size_t n)
             if (c < 0x80) {
                 u[k++] = c;
                 i++;
+                /* ASCII runs 8 bytes at a time */
+                while (n - i >= 8) {
+                    uint64_t w;
+                    memcpy(&w, p + i, 8);
+                    if (w & 0x8080808080808080u)
+                        break;
+                    for (int b = 0; b < 8; b++)
+                        u[k + b] = p[i + b];
+                    k += 8;
+                    i += 8;
+                }
                 continue;
             }
             uint32_t cp;
@@ -302,11 +376,8 @@ static PyObject *fe_pull(PyObject *self, PyObject *arg)
     if (run >= 0 && append_new(list, make_delta(run_index, run_kind, ctx->scratch, used)) < 0)
         goto fail;
     ctx->tail = tail;
-    if (tail == -2) {
-        PyObject *it = PyObject_GetIter(list);
-        Py_DECREF(list);
-        return it;
-    }
+    if (tail == -2)
+        return events_new(list);
     PyObject *t = PyLong_FromLongLong(tail);
     if (t == NULL)
         goto fail;
@@ -341,48 +412,52 @@ static PyObject *fe_feed(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return PyLong_FromLong(n ? g_feed(ctx->s, (const uint8_t *)buf, (size_t)n) : 0);
 }
 
-/* Finds the byte offset of each of g_names' slots in an instance of cls:
- * stores a distinct sentinel through object.__setattr__ and looks for it in
- * the instance's words.  Returns 1 when all three are found at distinct
- * offsets inside a plain slotted layout, 0 otherwise (no error set). */
-static int find_slots(PyObject *cls)
+/* Finds the byte offset of each of the n slots `names` in an instance of
+ * cls: stores a distinct sentinel through object.__setattr__ and looks for
+ * it in the instance's words.  Returns 1 when all are found at distinct
+ * offsets inside a layout without __dict__, 0 otherwise (no error set). */
+static int find_slots(PyObject *cls, PyObject *const *names, int n, Py_ssize_t *off)
 {
     int ok = 0;
-    PyObject *o = NULL, *sentinels[3] = {NULL, NULL, NULL};
+    PyObject *o = NULL, *sentinels[8] = {NULL};
     PyObject *basic = PyObject_GetAttrString(cls, "__basicsize__");
     PyObject *item = PyObject_GetAttrString(cls, "__itemsize__");
     PyObject *dictoff = PyObject_GetAttrString(cls, "__dictoffset__");
-    if (basic == NULL || item == NULL || dictoff == NULL)
+    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)cls, Py_tp_alloc);
+    if (basic == NULL || item == NULL || dictoff == NULL || alloc == NULL || n > 8)
         goto out;
     Py_ssize_t size = PyLong_AsSsize_t(basic);
     if (size < 0 || PyLong_AsSsize_t(item) != 0 || PyLong_AsSsize_t(dictoff) != 0)
         goto out;
-    o = g_alloc((PyTypeObject *)cls, 0);
+    o = alloc((PyTypeObject *)cls, 0);
     if (o == NULL)
         goto out;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < n; i++) {
         sentinels[i] = PyList_New(0);  /* fresh objects: distinct addresses */
-        if (sentinels[i] == NULL || PyObject_GenericSetAttr(o, g_names[i], sentinels[i]) < 0)
+        if (sentinels[i] == NULL || PyObject_GenericSetAttr(o, names[i], sentinels[i]) < 0)
             goto out;
     }
-    for (int i = 0; i < 3; i++) {
-        g_off[i] = -1;
-        for (Py_ssize_t off = (Py_ssize_t)sizeof(PyObject); off + (Py_ssize_t)sizeof(PyObject *) <= size;
-             off += (Py_ssize_t)sizeof(PyObject *)) {
-            if (*(PyObject **)((char *)o + off) == sentinels[i]) {
-                if (g_off[i] != -1)
+    for (int i = 0; i < n; i++) {
+        off[i] = -1;
+        for (Py_ssize_t w = (Py_ssize_t)sizeof(PyObject); w + (Py_ssize_t)sizeof(PyObject *) <= size;
+             w += (Py_ssize_t)sizeof(PyObject *)) {
+            if (*(PyObject **)((char *)o + w) == sentinels[i]) {
+                if (off[i] != -1)
                     goto out;
-                g_off[i] = off;
+                off[i] = w;
             }
         }
-        if (g_off[i] < 0)
+        if (off[i] < 0)
             goto out;
+        for (int j = 0; j < i; j++)
+            if (off[j] == off[i])
+                goto out;
     }
-    ok = g_off[0] != g_off[1] && g_off[1] != g_off[2] && g_off[0] != g_off[2];
+    ok = 1;
 out:
     PyErr_Clear();
     Py_XDECREF(o);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < n; i++)
         Py_XDECREF(sentinels[i]);
     Py_XDECREF(basic);
     Py_XDECREF(item);
@@ -477,7 +552,7 @@ static PyObject *fe_setup(PyObject *self, PyObject *const *args, Py_ssize_t narg
     g_alloc = alloc;
     g_feed = (feed_fn)feed;
     g_next = (next_fn)next;
-    g_direct = find_slots(cls);
+    g_direct = find_slots(cls, g_names, 3, g_off);
     return PyBool_FromLong(g_direct);
 }
 
@@ -489,8 +564,118 @@ static PyObject *fe_set_direct(PyObject *self, PyObject *arg)
     int want = PyObject_IsTrue(arg);
     if (want < 0)
         return NULL;
-    g_direct = want && g_delta_cls != NULL && find_slots(g_delta_cls);
+    g_direct = want && g_delta_cls != NULL && find_slots(g_delta_cls, g_names, 3, g_off);
     return PyBool_FromLong(g_direct);
+}
+
+#define DEC_SLOT(self, i) (*(PyObject **)((char *)(self) + g_dec_off[i]))
+
+/* StreamDecoder.__iter__ once install()ed: the usual case -- the last
+ * iteration's events all taken, nothing left over, the C path on -- pulls
+ * directly (a Python __iter__ costs a frame per feed); anything else goes
+ * to the Python implementation, _iter(). */
+static PyObject *dec_iter(PyObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *addr = DEC_SLOT(self, 0), *it = DEC_SLOT(self, 1), *left = DEC_SLOT(self, 2);
+    if (addr == NULL || it == NULL || left == NULL || !PyList_Check(left) || PyList_Size(left) != 0 ||
+        (it != Py_None && (Py_TYPE(it) != g_events_type || ((Events *)it)->pos < ((Events *)it)->n)))
+        return PyObject_CallMethodObjArgs(self, g_str_iter, NULL);
+    void *p = PyLong_AsVoidPtr(addr);
+    if (p == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        return PyObject_CallMethodObjArgs(self, g_str_iter, NULL);  /* released, or the cffi path */
+    }
+    PyObject *r = fe_pull(NULL, addr);
+    if (r == NULL)
+        return NULL;
+    if (Py_TYPE(r) != g_events_type) {  /* (events, tail): the general loop */
+        PyObject *g = PyObject_CallMethodObjArgs(self, g_str_pull, r, NULL);
+        Py_DECREF(r);
+        return g;
+    }
+    PyObject *old = DEC_SLOT(self, 1);  /* (read again: pull may have run other code) */
+    Py_INCREF(r);
+    DEC_SLOT(self, 1) = r;  /* self._it = r: kept to reclaim what an abandoned loop left */
+    Py_XDECREF(old);
+    return r;
+}
+
+/* StreamDecoder.feed once install()ed: bytes on the C path are fed here;
+ * anything else goes to the Python implementation, _feed(). */
+static PyObject *dec_feed(PyObject *self, PyObject *data)
+{
+    PyObject *addr = DEC_SLOT(self, 0);
+    void *p;
+    if (addr == NULL || !PyBytes_CheckExact(data) || (p = PyLong_AsVoidPtr(addr)) == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        return PyObject_CallMethodObjArgs(self, g_str_feed, data, NULL);
+    }
+    pantopy_ctx *ctx = (pantopy_ctx *)p;
+    char *buf;
+    Py_ssize_t n;
+    if (ctx->s == NULL || PyBytes_AsStringAndSize(data, &buf, &n) < 0)
+        return PyObject_CallMethodObjArgs(self, g_str_feed, data, NULL);
+    if (n && g_feed(ctx->s, (const uint8_t *)buf, (size_t)n) != 0)
+        return PyObject_CallMethodObjArgs(self, g_str_failed, NULL);  /* raises */
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef dec_iter_def = {"__iter__", dec_iter, METH_NOARGS,
+                                   "Iterate the events decodable so far (see the class)."};
+static PyMethodDef dec_feed_def = {"feed", dec_feed, METH_O,
+                                   "Append bytes read from the response body (copied)."};
+
+/* install(StreamDecoder) -> bool: sets StreamDecoder.__iter__ and .feed to
+ * the C versions above, which fall back on its _iter / _feed / _pull /
+ * _feed_failed methods.  False (nothing changed) when its _addr, _it and
+ * _leftover slots are not found. */
+static PyObject *fe_install(PyObject *self, PyObject *cls)
+{
+    (void)self;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "install() takes the StreamDecoder class");
+        return NULL;
+    }
+    static const char *const names[3] = {"_addr", "_it", "_leftover"};
+    PyObject *pynames[3] = {NULL, NULL, NULL};
+    PyObject *res = NULL, *it = NULL, *feed = NULL;
+    for (int i = 0; i < 3; i++)
+        if ((pynames[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            goto out;
+    if (g_str_iter == NULL && ((g_str_iter = PyUnicode_InternFromString("_iter")) == NULL ||
+                               (g_str_pull = PyUnicode_InternFromString("_pull")) == NULL ||
+                               (g_str_feed = PyUnicode_InternFromString("_feed")) == NULL ||
+                               (g_str_failed = PyUnicode_InternFromString("_feed_failed")) == NULL))
+        goto out;
+    if (g_events_type == NULL)
+        goto out;
+    Py_ssize_t off[3];
+    if (!find_slots(cls, pynames, 3, off)) {
+        res = Py_False;
+        Py_INCREF(res);
+        goto out;
+    }
+    if ((it = PyDescr_NewMethod((PyTypeObject *)cls, &dec_iter_def)) == NULL ||
+        (feed = PyDescr_NewMethod((PyTypeObject *)cls, &dec_feed_def)) == NULL)
+        goto out;
+    memcpy(g_dec_off, off, sizeof off);
+    PyObject *old = g_decoder_cls;
+    Py_INCREF(cls);
+    g_decoder_cls = cls;
+    Py_XDECREF(old);
+    if (PyObject_SetAttrString(cls, "__iter__", it) < 0 || PyObject_SetAttrString(cls, "feed", feed) < 0)
+        goto out;
+    res = Py_True;
+    Py_INCREF(res);
+out:
+    for (int i = 0; i < 3; i++)
+        Py_XDECREF(pynames[i]);
+    Py_XDECREF(it);
+    Py_XDECREF(feed);
+    return res;
 }
 
 /* For the tests: utf8(data: bytes) -> str, as data.decode(). */
@@ -513,6 +698,8 @@ static PyMethodDef fe_methods[] = {
      "pull(ctx_address) -> iterator of events | (list of events, tail)"},
     {"set_direct", fe_set_direct, METH_O,
      "set_direct(flag) -> bool: store slots directly (tests)"},
+    {"install", fe_install, METH_O,
+     "install(StreamDecoder) -> bool: its __iter__ and feed in C"},
     {"utf8", fe_utf8, METH_O, "utf8(data: bytes) -> str, as data.decode() (tests)"},
     {NULL, NULL, 0, NULL},
 };
@@ -531,5 +718,21 @@ static struct PyModuleDef fe_module = {
 
 PyMODINIT_FUNC PyInit__fastevents(void)
 {
-    return PyModule_Create(&fe_module);
+    PyObject *m = PyModule_Create(&fe_module);
+    if (m == NULL)
+        return NULL;
+    if (g_events_type == NULL) {
+        g_events_type = (PyTypeObject *)PyType_FromSpec(&events_spec);
+        if (g_events_type == NULL) {
+            Py_DECREF(m);
+            return NULL;
+        }
+    }
+    Py_INCREF(g_events_type);
+    if (PyModule_AddObject(m, "Events", (PyObject *)g_events_type) < 0) {
+        Py_DECREF(g_events_type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -26,6 +26,11 @@ echo "panto -p hello --model mock/anthropic: $out"
 import pathlib, panto, panto._ffi as f
 so = pathlib.Path(f.__file__).with_name("_panto_cffi.abi3.so")
 assert so.exists(), so
+import panto.decoder as d, panto._fastevents as fe
+assert pathlib.Path(fe.__file__).name == "_fastevents.abi3.so", fe.__file__
+events = list(panto.decode("openai-chat", [b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\ndata: [DONE]\n\n']))
+assert d._fast is True, "the wheel's StreamDecoder does not take the C path"
+assert [type(e).__name__ for e in events][2] == "ContentDelta", events
 assert "site-packages" in panto.__file__, panto.__file__
 print("check-wheel: panto", panto.__version__, "from", panto.__file__)
 PY

@@ -37,14 +37,10 @@ from panto.events import (
 def decoder_path(request):
     import panto.decoder as decoder
 
-    saved = decoder._fast
-    if request.param == "cffi-path":
-        decoder._fast = False
-    else:
-        decoder._fast = None
-        assert decoder._load_fast(), "panto._fastevents is not built"
+    on = request.param == "c-path"
+    assert decoder._set_fast(on) is on, "panto._fastevents is not built"
     yield request.param
-    decoder._fast = saved
+    decoder._set_fast(True)
 
 
 def sse(event: str | None, data: object) -> str:

@@ -38,16 +38,12 @@ fastevents = pytest.importorskip("panto._fastevents")
 @contextlib.contextmanager
 def path(name: str) -> Iterator[None]:
     """Decoders made inside take the C path ("c") or the cffi one ("cffi")."""
-    saved = decoder._fast
-    if name == "cffi":
-        decoder._fast = False
-    else:
-        decoder._fast = None
-        assert decoder._load_fast()
+    on = name == "c"
+    assert decoder._set_fast(on) is on
     try:
         yield
     finally:
-        decoder._fast = saved
+        decoder._set_fast(True)
 
 
 def fixture(name: str) -> tuple[str, bytes]:
@@ -375,3 +371,40 @@ def test_utf8_to_str_long_texts(n):
     for ch in ("é", "€", "👩"):
         data = ("x" * n + ch).encode()
         assert fastevents.utf8(data) == data.decode()
+
+
+def test_the_class_methods_are_c_on_the_c_path_and_python_without_it():
+    with path("c"):
+        assert type(panto.StreamDecoder.__dict__["__iter__"]).__name__ == "method_descriptor"
+        assert type(panto.StreamDecoder.__dict__["feed"]).__name__ == "method_descriptor"
+        dec = panto.StreamDecoder("sse")
+        dec.feed(bytearray(b"data: x\n\n"))  # not bytes: handed to the Python version
+        dec.feed(memoryview(b"data: y\n\n"))
+        assert [e.data for e in dec] == ["x", "y"]
+        assert type(iter(dec)).__name__ in ("Events", "tuple_iterator", "list_iterator")
+        dec.release()
+        with pytest.raises(ValueError, match="closed or released"):
+            dec.feed(b"data: z\n\n")
+        with pytest.raises(ValueError, match="released"):
+            iter(dec)
+    with path("cffi"):
+        assert panto.StreamDecoder.__dict__["__iter__"] is panto.StreamDecoder._iter
+        assert panto.StreamDecoder.__dict__["feed"] is panto.StreamDecoder._feed
+
+
+def test_a_subclass_and_an_uninitialized_instance_do_not_crash():
+    class Mine(panto.StreamDecoder):
+        __slots__ = ("extra",)
+
+    with path("c"):
+        dec = Mine("openai-chat", merge_deltas=True)
+        dec.extra = 1
+        dec.feed(
+            b'data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n'
+        )
+        assert [type(e).__name__ for e in dec] == ["MessageStart", "BlockStart", "ContentDelta"]
+        bare = object.__new__(panto.StreamDecoder)
+        with pytest.raises(AttributeError):
+            iter(bare)
+        with pytest.raises(AttributeError):
+            bare.feed(b"x")

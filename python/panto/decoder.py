@@ -119,10 +119,27 @@ def _no_fast(*args: Any) -> Any:  # pragma: no cover - replaced before use
 _fast_pull = _fast_feed = _no_fast
 
 
+def _set_fast(on: bool) -> bool:
+    """For the tests and bench/decode.py: decoders made from now on take the
+    C path (``on``, if the extension loads) or the cffi path exactly as
+    without the extension (``StreamDecoder``'s Python ``__iter__``/``feed``
+    back in place).  Returns whether the C path is on."""
+    global _fast
+    if on:
+        _fast = None
+        return _load_fast()
+    _fast = False
+    # Same-module access (documented SLF001 exception): the Python versions
+    # the C ones stand in for.
+    StreamDecoder.__iter__ = StreamDecoder._iter  # type: ignore[method-assign]  # noqa: SLF001
+    StreamDecoder.feed = StreamDecoder._feed  # type: ignore[method-assign]  # noqa: SLF001
+    return False
+
+
 def _load_fast() -> bool:
     global _fast, _fast_pull, _fast_feed
     try:
-        from ._fastevents import feed, pull, setup
+        from ._fastevents import feed, install, pull, setup
     except ImportError:  # pragma: no cover - depends on the build
         _fast = False
         return False
@@ -142,6 +159,11 @@ def _load_fast() -> bool:
         _BLOCK_KINDS,
     )
     _fast_pull, _fast_feed = pull, feed
+    # StreamDecoder.__iter__ and .feed become C method descriptors (a Python
+    # method costs a frame per feed); they hand everything but the usual
+    # case to _iter / _feed, the Python versions, and so to the cffi path
+    # for decoders made without the extension.
+    install(StreamDecoder)
     _fast = True
     return True
 
@@ -153,7 +175,7 @@ _NEED_MORE = _TAIL_NEED_MORE << 8  # no delta, then PANTO_NEED_MORE
 _ONE_DELTA = 1 | _TAIL_NEED_MORE << 8  # r & 0xFFF: one delta, then PANTO_NEED_MORE
 _EMPTY: Iterator[Any] = iter(())
 _free = lib.panto_stream_free
-_feed = lib.panto_stream_feed
+_cffi_feed = lib.panto_stream_feed
 
 _EV_MESSAGE_START = lib.PANTO_EV_MESSAGE_START
 _EV_BLOCK_START = lib.PANTO_EV_BLOCK_START
@@ -318,24 +340,29 @@ class StreamDecoder:
 
     # -- input -----------------------------------------------------------
 
-    def feed(self, data: bytes | bytearray | memoryview) -> None:
+    def _feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes read from the response body (copied)."""
         addr = self._addr
         if addr and type(data) is bytes:
             if _fast_feed(addr, data) != 0:
-                exc = self._fail()
-                self._raised = True
-                raise exc
+                self._feed_failed()
             return
         if self._ctx is None:
             raise ValueError("feed() on a closed or released StreamDecoder")
         if type(data) is not bytes:  # bytearray, memoryview, array ...: no copy
             data = ffi.from_buffer("uint8_t[]", data)
         n = len(data)
-        if n and _feed(self._s, data, n) != 0:
+        if n and _cffi_feed(self._s, data, n) != 0:
             exc = self._fail()
             self._raised = True
             raise exc
+
+    feed = _feed  # replaced by the C version when panto._fastevents loads
+
+    def _feed_failed(self) -> None:
+        exc = self._fail()
+        self._raised = True
+        raise exc
 
     def close(self) -> None:
         """Declare end of input; see the module docstring."""
@@ -410,7 +437,7 @@ class StreamDecoder:
 
     # -- output ----------------------------------------------------------
 
-    def __iter__(self) -> Iterator[Event]:
+    def _iter(self) -> Iterator[Event]:
         ctx = self._ctx
         if ctx is not None:
             it = self._it
@@ -451,6 +478,8 @@ class StreamDecoder:
         if self._error is not None:
             raise self._error
         raise ValueError("iterating a released StreamDecoder")
+
+    __iter__ = _iter  # replaced by the C version when panto._fastevents loads
 
     def _drain_pending(self) -> Iterator[Event]:
         pending = self._pending
