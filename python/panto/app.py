@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ConfigError, PantoError
 from .logs import get_logger
@@ -38,11 +38,24 @@ log = get_logger("panto.app")
 
 __all__ = ["AgentSession", "Extensions", "SessionSpec", "open_agent", "open_session"]
 
-#: Which session an agent records into: ``"new"``, ``"continue"`` (the most
-#: recent of the working directory, else new), ``("resume", ID)`` (an id, a
-#: unique id prefix or a session file path), ``None`` (not recorded), or a
-#: store object to use as is.
-SessionSpec = Union[str, tuple[str, str], "SessionStore", None]
+if TYPE_CHECKING:
+    #: Which session an agent records into: ``"new"``, ``"continue"`` (the most
+    #: recent of the working directory, else new), ``("resume", ID)`` (an id, a
+    #: unique id prefix or a session file path), ``None`` (not recorded), or a
+    #: store object to use as is.
+    SessionSpec = str | tuple[str, str] | SessionStore | None
+
+
+def __getattr__(name: str) -> Any:
+    # SessionSpec at run time, made when first read: as a module-level Union
+    # with "SessionStore" it cost the first compile() of the process (typing's
+    # ForwardRef), ~4% of panto -p's start-up.
+    if name == "SessionSpec":
+        from .sessions import SessionStore
+
+        value = globals()[name] = str | tuple[str, str] | SessionStore | None
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Extensions:

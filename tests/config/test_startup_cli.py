@@ -129,12 +129,20 @@ def test_chat_help_is_argparses() -> None:
 # -- panto -p with a session imports none of these ------------------------------------
 
 _PROBE = """\
-import json, sys
+import builtins, gc, json, sys
+compiled = []
+_compile = builtins.compile
+def counting(source, filename, *a, **k):
+    if not str(filename).endswith(".py"):  # a module's source (a stale .pyc) is fine
+        compiled.append(str(source)[:40])
+    return _compile(source, filename, *a, **k)
+builtins.compile = counting
 from panto.cli import main
 rc = main(sys.argv[1:])
 mods = ("logging", "argparse", "gettext", "locale", "datetime", "base64", "queue",
         "ipaddress")
-print(json.dumps({"rc": rc, "loaded": [m for m in mods if m in sys.modules]}), file=sys.stderr)
+print(json.dumps({"rc": rc, "loaded": [m for m in mods if m in sys.modules],
+                  "compiled": compiled, "gc": gc.isenabled()}), file=sys.stderr)
 """
 
 
@@ -165,6 +173,10 @@ def test_panto_p_recording_a_session_imports_no_logging_argparse_or_datetime(
             assert out["rc"] == 0, r.stderr
             assert json.loads(r.stdout)["result"] == want
         assert out["loaded"] == [], out["loaded"]
+        # no compile() at all (the first one of a process costs ~3 ms: typing's
+        # ForwardRef of a string annotation, a dataclass method not cached...)
+        assert out["compiled"] == [], out["compiled"]
+        assert out["gc"] is True  # the collector paused while starting runs again
     # the session was recorded, with its timestamps (sessions.base.now)
     files = list(Path(env["XDG_DATA_HOME"]).rglob("*.jsonl"))
     assert len(files) == 2
@@ -305,3 +317,29 @@ def test_the_caches_off_defer_nothing() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
     )
     assert r.stdout.split() == ["False", "False"], r.stderr
+
+
+# -- the garbage collector paused while starting (startup_cache.pause_gc) ---------------
+
+_GC_PROBE = """\
+import gc, json
+from panto.startup_cache import pause_gc, resume_gc
+out = [pause_gc(), gc.isenabled(), pause_gc()]
+keep = [[i] for i in range(5000)]  # tracked objects created while paused
+resume_gc()
+out += [gc.isenabled(), len(gc.get_objects(0)) < 1000, sum(1 for o in gc.get_objects(2) if o is keep)]
+resume_gc()  # once
+gc.disable()
+out += [pause_gc(), gc.isenabled()]
+resume_gc()
+out.append(gc.isenabled())  # off before: stays off
+print(json.dumps(out))
+"""
+
+
+def test_pause_gc_defers_collections_to_the_oldest_generation() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", _GC_PROBE], capture_output=True, text=True, timeout=60
+    )
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [True, False, False, True, True, 1, False, False, False]

@@ -123,20 +123,27 @@ def _dispatch(args: list[str]) -> int:
         defer_inspect_import,
         defer_urllib_parse_import,
         install_dataclass_code_cache,
+        pause_gc,
+        resume_gc,
     )
 
-    defer_urllib_parse_import()  # before pathlib imports it (see there)
-    defer_inspect_import()  # before dataclasses imports it (see there)
-    install_dataclass_code_cache()  # ~20 ms less CPU at start-up (see there)
-    if args and args[0] in COMMANDS:
-        module, _ = COMMANDS[args[0]]
-        mod = _load(module, f"`panto {args[0]}`")
+    pause_gc()  # until the agent is built (chat.main) or a command runs (see there)
+    try:
+        defer_urllib_parse_import()  # before pathlib imports it (see there)
+        defer_inspect_import()  # before dataclasses imports it (see there)
+        install_dataclass_code_cache()  # ~20 ms less CPU at start-up (see there)
+        if args and args[0] in COMMANDS:
+            module, _ = COMMANDS[args[0]]
+            mod = _load(module, f"`panto {args[0]}`")
+            if mod is None:
+                return 2
+            resume_gc()
+            return int(mod.main(args[1:]) or 0)  # type: ignore[attr-defined]
+        if args and args[0] == "chat":
+            args = args[1:]
+        mod = _load(CHAT_MODULE, "the agent (`panto` / `panto -p`)")
         if mod is None:
             return 2
-        return int(mod.main(args[1:]) or 0)  # type: ignore[attr-defined]
-    if args and args[0] == "chat":
-        args = args[1:]
-    mod = _load(CHAT_MODULE, "the agent (`panto` / `panto -p`)")
-    if mod is None:
-        return 2
-    return int(mod.main(args) or 0)  # type: ignore[attr-defined]
+        return int(mod.main(args) or 0)  # type: ignore[attr-defined]
+    finally:
+        resume_gc()

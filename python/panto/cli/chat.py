@@ -375,6 +375,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PantoError as e:  # e.g. the session is open in another panto process
         print(f"panto: {e}", file=sys.stderr)
         return 1
+    from ..startup_cache import resume_gc
+
+    resume_gc()  # start-up is over (panto.cli paused the collector)
     agent, loaded = session.agent, session.loaded
     if args.at and loaded is not None:
         try:

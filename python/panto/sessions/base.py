@@ -47,9 +47,11 @@ class SessionWarning(UserWarning):
     """A recoverable problem in a session file (a torn tail after a crash)."""
 
 
-class ModelRef(NamedTuple):
-    provider: str
-    model: str
+# (the fields given as types, not the class syntax: this module's annotations
+# are strings, which NamedTuple would compile() at import -- the process's
+# first compile, ~4% of panto -p's start-up)
+class ModelRef(NamedTuple("ModelRef", [("provider", str), ("model", str)])):
+    __slots__ = ()
 
     def __str__(self) -> str:
         return f"{self.provider}/{self.model}"
