@@ -16,7 +16,9 @@ The baseline is ``python -c pass`` (its whole CPU time).  Prints the medians
 and the ratio (target: < 100 ms of CPU).
 
 **2. The split.**  The same path in one process, phase by phase, CPU
-(``time.process_time``: all threads) and wall: imports, config
+(``time.process_time``: all threads) and wall: imports (every module
+``panto -p`` imports before its first byte but the transport's, with the
+deferrals and the collector paused as the command does), config
 (``Config.load``), extensions (the std tools from the cache, the session
 store and the system prompt: ``panto.app.open_session``), the transport
 (``panto.providers.http11``, the stdlib HTTP/1.1 client), TLS
@@ -222,14 +224,18 @@ def now():
     return time.process_time(), time.perf_counter()
 marks = [("start", *now())]
 from panto.startup_cache import (defer_inspect_import, defer_urllib_parse_import,
-                                 install_dataclass_code_cache)
-defer_urllib_parse_import(); defer_inspect_import(); install_dataclass_code_cache()  # as `panto`
-import panto.cli.chat, panto.app  # what `panto -p` imports
+                                 install_dataclass_code_cache, pause_gc, resume_gc)
+pause_gc(); defer_urllib_parse_import(); defer_inspect_import()  # as `panto` does first
+install_dataclass_code_cache()
+# what `panto -p` imports before its first byte, the transport's client aside
+import panto.cli.chat, panto.app, panto.agent, panto.lua.lazy, panto.sessions
+import panto.system_prompt, panto.decoder, panto.providers.anthropic
 marks.append(("imports", *now()))
 from panto.config import Config
 config = Config.load(cwd=sys.argv[1])
 marks.append(("config", *now()))
 session = panto.app.open_session(config, cwd=sys.argv[1])
+resume_gc()  # as panto.cli.chat does once the agent is built
 marks.append(("extensions", *now()))
 import panto.providers.http11
 marks.append(("transport import", *now()))
