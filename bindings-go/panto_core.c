@@ -1845,6 +1845,11 @@ struct panto_stream {
     /* FIFO of decoded, undelivered events */
     panto_event *q;
     size_t q_head, q_len, q_cap;
+    /* panto_next_event's event while it fills an empty queue: a fast path
+     * whose SSE event queues one delta and nothing else writes it there
+     * (direct_used) instead of queueing it to be copied out. */
+    panto_event *direct;
+    int direct_used;
 
     /* blocks */
     pt_slot *slots;
@@ -2084,8 +2089,10 @@ static PT_HOT_INLINE void pt_copy_small(uint8_t *d, const char *src, size_t n)
 }
 
 /* pt_block_delta with its common case inline: room in the block's buffer
- * and in the queue.  The same effects and errors. */
-static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
+ * and in the queue.  The same effects and errors.  `direct`: the event may
+ * go straight to the caller of panto_next_event (s->direct) when it is the
+ * first of the SSE event and nothing can fail after it (the caller says). */
+static PT_HOT_INLINE int pt_fast_delta_to(panto_stream *s, int si, panto_str t, int direct)
 {
     pt_slot *sl = &s->slots[si];
     pbuf *b = &sl->text;
@@ -2096,13 +2103,24 @@ static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
         return pt_block_delta(s, si, t);
     pt_copy_small(b->p + b->len, t.ptr, t.len);
     b->len += t.len;
-    panto_event *ev = &s->q[s->q_head + s->q_len++];
+    panto_event *ev;
+    if (direct && s->direct && s->q_len == 0) {
+        ev = s->direct;
+        s->direct_used = 1;
+    } else {
+        ev = &s->q[s->q_head + s->q_len++];
+    }
     pt_zero_event(ev);
     ev->kind = PANTO_EV_CONTENT_DELTA;
     ev->u.content_delta.index = sl->index;
     ev->u.content_delta.block_kind = sl->kind;
     ev->u.content_delta.text = t;
     return 0;
+}
+
+static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
+{
+    return pt_fast_delta_to(s, si, t, 0);
 }
 
 /* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would
@@ -3094,7 +3112,7 @@ static int fill(panto_stream *s) {
             s->terminal = 0;
             return PANTO_ERROR;
         }
-        if (s->q_len)
+        if (s->q_len || s->direct_used)
             return PANTO_EVENT;
     }
 }
@@ -3121,8 +3139,18 @@ PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
         pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_next_event: ev is NULL");
         return PANTO_ERROR;
     }
-    if (!s->q_len && (st = fill(s)) != PANTO_EVENT)
-        return st;
+    if (!s->q_len) {
+        s->direct = ev;
+        s->direct_used = 0;
+        st = fill(s);
+        s->direct = NULL;
+        if (s->direct_used) { /* fill wrote the event into *ev */
+            s->direct_used = 0;
+            return st;
+        }
+        if (st != PANTO_EVENT)
+            return st;
+    }
     return pop(s, ev);
 }
 
@@ -3463,8 +3491,9 @@ static int provider_error(panto_stream *s, const jnode *err) {
     return pt_provider_error(s, type.len ? type : code, msg, retry);
 }
 
-/* Text, refusal or reasoning text for the single open text/thinking block. */
-static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
+/* Text, refusal or reasoning text for the single open text/thinking block;
+ * `direct`: nothing follows it in this SSE event (pt_fast_delta_to). */
+static int tt_delta_to(panto_stream *s, int32_t kind, panto_str text, int direct) {
     if (text.len == 0)
         return 0;
     if (s->tt_slot >= 0 && s->slots[s->tt_slot].kind != kind) {
@@ -3477,7 +3506,11 @@ static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
             return -1;
         s->tt_slot = si;
     }
-    return pt_fast_delta(s, s->tt_slot, text);
+    return pt_fast_delta_to(s, s->tt_slot, text, direct);
+}
+
+static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
+    return tt_delta_to(s, kind, text, 0);
 }
 
 /* The arguments of a tool call fragment: a string (the normal case) or, from
@@ -4205,7 +4238,7 @@ static PT_HOT_INLINE int oa_fast_apply(panto_stream *s, const uint8_t *p, const 
     t = pt_mkstr(NULL, 0);
     if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
         return -1;
-    if (t.len && tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+    if (t.len && tt_delta_to(s, PANTO_BLOCK_TEXT, t, !w->has_tool) != 0)
         return -1;
     if (!w->has_tool)
         return 1;
@@ -4852,7 +4885,8 @@ static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const 
         return -1;
     if (w->k == 3)
         return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len) != 0 ? -1 : 1;
-    return pt_fast_delta(s, si, t) != 0 ? -1 : 1;
+    /* the one event of this SSE event, and its last step: direct is safe */
+    return pt_fast_delta_to(s, si, t, 1) != 0 ? -1 : 1;
 }
 
 /* The end of a delta event in one look: b[q] is the text string's closing

@@ -892,7 +892,7 @@ static int fill(panto_stream *s) {
             s->terminal = 0;
             return PANTO_ERROR;
         }
-        if (s->q_len)
+        if (s->q_len || s->direct_used)
             return PANTO_EVENT;
     }
 }
@@ -919,8 +919,18 @@ PANTO_EXTERN(int) panto_next_event(panto_stream *s, panto_event *ev) {
         pt_fail(s, PANTO_ERR_INVALID_ARGUMENT, "panto_next_event: ev is NULL");
         return PANTO_ERROR;
     }
-    if (!s->q_len && (st = fill(s)) != PANTO_EVENT)
-        return st;
+    if (!s->q_len) {
+        s->direct = ev;
+        s->direct_used = 0;
+        st = fill(s);
+        s->direct = NULL;
+        if (s->direct_used) { /* fill wrote the event into *ev */
+            s->direct_used = 0;
+            return st;
+        }
+        if (st != PANTO_EVENT)
+            return st;
+    }
     return pop(s, ev);
 }
 

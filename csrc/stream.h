@@ -111,6 +111,11 @@ struct panto_stream {
     /* FIFO of decoded, undelivered events */
     panto_event *q;
     size_t q_head, q_len, q_cap;
+    /* panto_next_event's event while it fills an empty queue: a fast path
+     * whose SSE event queues one delta and nothing else writes it there
+     * (direct_used) instead of queueing it to be copied out. */
+    panto_event *direct;
+    int direct_used;
 
     /* blocks */
     pt_slot *slots;
@@ -350,8 +355,10 @@ static PT_HOT_INLINE void pt_copy_small(uint8_t *d, const char *src, size_t n)
 }
 
 /* pt_block_delta with its common case inline: room in the block's buffer
- * and in the queue.  The same effects and errors. */
-static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
+ * and in the queue.  The same effects and errors.  `direct`: the event may
+ * go straight to the caller of panto_next_event (s->direct) when it is the
+ * first of the SSE event and nothing can fail after it (the caller says). */
+static PT_HOT_INLINE int pt_fast_delta_to(panto_stream *s, int si, panto_str t, int direct)
 {
     pt_slot *sl = &s->slots[si];
     pbuf *b = &sl->text;
@@ -362,13 +369,24 @@ static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
         return pt_block_delta(s, si, t);
     pt_copy_small(b->p + b->len, t.ptr, t.len);
     b->len += t.len;
-    panto_event *ev = &s->q[s->q_head + s->q_len++];
+    panto_event *ev;
+    if (direct && s->direct && s->q_len == 0) {
+        ev = s->direct;
+        s->direct_used = 1;
+    } else {
+        ev = &s->q[s->q_head + s->q_len++];
+    }
     pt_zero_event(ev);
     ev->kind = PANTO_EV_CONTENT_DELTA;
     ev->u.content_delta.index = sl->index;
     ev->u.content_delta.block_kind = sl->kind;
     ev->u.content_delta.text = t;
     return 0;
+}
+
+static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
+{
+    return pt_fast_delta_to(s, si, t, 0);
 }
 
 /* Whitespace in a fast-path payload: spaces and tabs only (CR and LF would

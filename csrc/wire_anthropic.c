@@ -600,7 +600,8 @@ static PT_HOT_INLINE int an_fast_apply(panto_stream *s, const uint8_t *p, const 
         return -1;
     if (w->k == 3)
         return pt_block_append(s, si, &s->slots[si].sig, t.ptr, t.len) != 0 ? -1 : 1;
-    return pt_fast_delta(s, si, t) != 0 ? -1 : 1;
+    /* the one event of this SSE event, and its last step: direct is safe */
+    return pt_fast_delta_to(s, si, t, 1) != 0 ? -1 : 1;
 }
 
 /* The end of a delta event in one look: b[q] is the text string's closing

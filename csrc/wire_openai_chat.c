@@ -66,8 +66,9 @@ static int provider_error(panto_stream *s, const jnode *err) {
     return pt_provider_error(s, type.len ? type : code, msg, retry);
 }
 
-/* Text, refusal or reasoning text for the single open text/thinking block. */
-static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
+/* Text, refusal or reasoning text for the single open text/thinking block;
+ * `direct`: nothing follows it in this SSE event (pt_fast_delta_to). */
+static int tt_delta_to(panto_stream *s, int32_t kind, panto_str text, int direct) {
     if (text.len == 0)
         return 0;
     if (s->tt_slot >= 0 && s->slots[s->tt_slot].kind != kind) {
@@ -80,7 +81,11 @@ static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
             return -1;
         s->tt_slot = si;
     }
-    return pt_fast_delta(s, s->tt_slot, text);
+    return pt_fast_delta_to(s, s->tt_slot, text, direct);
+}
+
+static int tt_delta(panto_stream *s, int32_t kind, panto_str text) {
+    return tt_delta_to(s, kind, text, 0);
 }
 
 /* The arguments of a tool call fragment: a string (the normal case) or, from
@@ -808,7 +813,7 @@ static PT_HOT_INLINE int oa_fast_apply(panto_stream *s, const uint8_t *p, const 
     t = pt_mkstr(NULL, 0);
     if (f->st && pt_fast_str(s, p, f->st, f->e, f->esc, &t) != 0)
         return -1;
-    if (t.len && tt_delta(s, PANTO_BLOCK_TEXT, t) != 0)
+    if (t.len && tt_delta_to(s, PANTO_BLOCK_TEXT, t, !w->has_tool) != 0)
         return -1;
     if (!w->has_tool)
         return 1;
