@@ -141,8 +141,10 @@ from panto.cli import main
 rc = main(sys.argv[1:])
 mods = ("logging", "argparse", "gettext", "locale", "datetime", "base64", "queue",
         "ipaddress")
+render = sys.modules["panto.cli.render"]
+lazy = [n for n in ("_HEADING", "_INLINE", "_HUNK") if getattr(render, n)._compiled is None]
 print(json.dumps({"rc": rc, "loaded": [m for m in mods if m in sys.modules],
-                  "compiled": compiled, "gc": gc.isenabled()}), file=sys.stderr)
+                  "compiled": compiled, "gc": gc.isenabled(), "lazy": lazy}), file=sys.stderr)
 """
 
 
@@ -177,6 +179,8 @@ def test_panto_p_recording_a_session_imports_no_logging_argparse_or_datetime(
         # ForwardRef of a string annotation, a dataclass method not cached...)
         assert out["compiled"] == [], out["compiled"]
         assert out["gc"] is True  # the collector paused while starting runs again
+        # the text renderer's markdown patterns are never compiled for json output
+        assert out["lazy"] == ["_HEADING", "_INLINE", "_HUNK"]
     # the session was recorded, with its timestamps (sessions.base.now)
     files = list(Path(env["XDG_DATA_HOME"]).rglob("*.jsonl"))
     assert len(files) == 2
@@ -343,3 +347,21 @@ def test_pause_gc_defers_collections_to_the_oldest_generation() -> None:
     )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [True, False, False, True, True, 1, False, False, False]
+
+
+# -- panto.patterns ----------------------------------------------------------------------
+
+
+def test_a_lazy_pattern_compiles_at_first_use_and_is_the_compiled_ones() -> None:
+    import re
+
+    from panto.patterns import LazyPattern
+
+    p = LazyPattern(r"^(#{1,6})\s+(.*)$", re.M)
+    assert p._compiled is None
+    assert p.pattern == r"^(#{1,6})\s+(.*)$" and p.flags == re.M
+    m = p.search("x\n## Title")
+    assert m is not None and m.groups() == ("##", "Title")
+    assert p._compiled is re.compile(r"^(#{1,6})\s+(.*)$", re.M)
+    assert p.sub("-", "# a\n# b") == "-\n-"
+    assert p.groups == 2 and p.fullmatch("# a") is not None
