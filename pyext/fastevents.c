@@ -183,31 +183,30 @@ static PyObject *utf8_str(const char *s, size_t n)
                 continue;
             }
             uint32_t cp;
-            size_t len;
-            if (c >= 0xC2 && c < 0xE0) {
-                cp = c & 0x1F;
-                len = 2;
-            } else if (c >= 0xE0 && c < 0xF0) {
-                cp = c & 0x0F;
-                len = 3;
-            } else if (c >= 0xF0 && c < 0xF5) {
-                cp = c & 0x07;
-                len = 4;
-            } else {
-                break;
+            if (c < 0xE0) {  /* 2 bytes */
+                if (c < 0xC2 || n - i < 2 || (p[i + 1] & 0xC0) != 0x80)
+                    break;
+                cp = (c & 0x1F) << 6 | (p[i + 1] & 0x3Fu);
+                i += 2;
+            } else if (c < 0xF0) {  /* 3 bytes: no overlong form, no surrogate */
+                if (n - i < 3 || ((p[i + 1] & 0xC0) ^ 0x80) | ((p[i + 2] & 0xC0) ^ 0x80))
+                    break;
+                cp = (c & 0x0F) << 12 | (p[i + 1] & 0x3Fu) << 6 | (p[i + 2] & 0x3Fu);
+                if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))
+                    break;
+                i += 3;
+            } else {  /* 4 bytes, up to U+10FFFF */
+                if (c > 0xF4 || n - i < 4 ||
+                    ((p[i + 1] & 0xC0) ^ 0x80) | ((p[i + 2] & 0xC0) ^ 0x80) | ((p[i + 3] & 0xC0) ^ 0x80))
+                    break;
+                cp = (c & 0x07) << 18 | (p[i + 1] & 0x3Fu) << 12 | (p[i + 2] & 0x3Fu) << 6 |
+                     (p[i + 3] & 0x3Fu);
+                if (cp < 0x10000 || cp > 0x10FFFF)
+                    break;
+                i += 4;
             }
-            if (n - i < len)
-                break;
-            size_t j = 1;
-            for (; j < len && (p[i + j] & 0xC0) == 0x80; j++)
-                cp = cp << 6 | (p[i + j] & 0x3F);
-            if (j < len || (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))) ||
-                (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-                break;
             u[k++] = cp;
-            if (cp > max)
-                max = cp;
-            i += len;
+            max |= cp;  /* (below 0x100 / 0x10000 exactly when every cp is) */
         }
         PyObject *r = NULL;
         if (i == n) {
