@@ -1757,6 +1757,14 @@ int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
 #include <emmintrin.h>
 #endif
 
+/* The fast paths' steps are small and run for nearly every event: inlined
+ * into their caller (the unity build sees them all). */
+#if defined(__GNUC__)
+#define PT_HOT_INLINE inline __attribute__((always_inline))
+#else
+#define PT_HOT_INLINE inline
+#endif
+
 /* Defaults for panto_stream_options fields left zero. */
 #define PT_DEFAULT_MAX_EVENT  ((size_t)8 << 20)
 #define PT_DEFAULT_MAX_BLOCK  ((size_t)64 << 20)
@@ -1839,6 +1847,10 @@ struct panto_stream {
     uint64_t cur_off;           /* offset of the event being decoded */
 
     sse_parser sse;
+    /* fast_event's condition on the parser: between events with nothing
+     * pending; 1 or 0, -1 when the parser ran since (only parse_next
+     * changes what it looks at; a fast path's commit keeps it). */
+    int sse_idle;
     jdoc doc;
     parena arena;               /* event strings; reset when the queue drains */
 
@@ -2024,7 +2036,7 @@ PT_INTERNAL int pt_fast_unescape(panto_stream *s, const uint8_t *b, size_t st, s
 
 /* A string value scanned by a fast path: b[st..e) between the quotes,
  * borrowed when it has no escapes (as pt_str does). */
-static inline int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
+static PT_HOT_INLINE int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
                               panto_str *out)
 {
     if (escaped)
@@ -2054,14 +2066,6 @@ static inline void pt_zero_event(panto_event *ev)
     memset(ev, 0, sizeof *ev);
 #endif
 }
-
-/* The fast paths' steps are small and run for nearly every event: inlined
- * into their caller (the unity build sees them all). */
-#if defined(__GNUC__)
-#define PT_HOT_INLINE inline __attribute__((always_inline))
-#else
-#define PT_HOT_INLINE inline
-#endif
 
 /* memcpy for the few bytes of a delta's text (most are under 16): two
  * overlapping moves instead of a call; larger ones call memcpy. */
@@ -2188,6 +2192,23 @@ static inline size_t pt_mismatch(const uint8_t *a, const uint8_t *b, size_t n)
     while (i < n && a[i] == b[i])
         i++;
     return i;
+}
+
+/* a[0..n) == b[0..n): pt_mismatch(a, b, n) == n, for when they nearly
+ * always are equal (a cache hit): the rounds are ANDed and tested once. */
+static inline int pt_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    if (n >= 16) {
+        __m128i acc = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + n - 16)),
+                                     _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16)));
+        for (size_t i = 0; i + 16 < n; i += 16)
+            acc = _mm_and_si128(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
+                                                    _mm_loadu_si128((const __m128i *)(const void *)(b + i))));
+        return (unsigned)_mm_movemask_epi8(acc) == 0xFFFFu;
+    }
+#endif
+    return pt_mismatch(a, b, n) == n;
 }
 
 /* b[i..i+len) equals lit[0..len) (inline, for the longer literals). */
@@ -2796,6 +2817,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
         return PANTO_ERROR;
     s->wire = wire;
     s->blk_gen = 1; /* an_gen 0 matches nothing */
+    s->sse_idle = -1;
     options_defaults(&s->opt);
     if (opts) {
         if (opts->max_event_bytes)
@@ -2920,6 +2942,7 @@ static int parse_next(panto_stream *s, sse_event *se) {
     serr.msg[0] = 0;
     s->sse.base = s->in_base + s->in_off;
     int r = pt_sse_parse(&s->sse, p, n, &used, se, &serr);
+    s->sse_idle = -1;
     if (used > n)
         used = n;
     s->in_off += used;
@@ -2984,7 +3007,9 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
  * whose LF may follow, past the byte order mark. */
 static int fast_event(panto_stream *s) {
     const sse_parser *p = &s->sse;
-    if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len)
+    if (s->sse_idle < 0) /* the parser ran since the last look */
+        s->sse_idle = p->started && !p->skip_lf && !p->in_event && !p->data.len && !p->event.len;
+    if (!s->fast || !s->sse_idle)
         return 0;
     const uint8_t *b = s->in.p ? s->in.p + s->in_off : pt_empty;
     size_t n = s->in.len - s->in_off;
@@ -3324,6 +3349,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     s->cur_off = 0;
     pbuf data = s->sse.data, event = s->sse.event, last_id = s->sse.last_id;
     pt_sse_init(&s->sse, s->opt.max_event_bytes, s->wire != PANTO_WIRE_SSE);
+    s->sse_idle = -1;
     pt_pbuf_clear(&data);
     pt_pbuf_clear(&event);
     pt_pbuf_clear(&last_id);
@@ -4864,8 +4890,7 @@ static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t 
     if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
         return 0;
     pt_fcache *fc = &s->fcache;
-    if (fc->wire == AN_FC_JSON && n > fc->bytes.len &&
-        pt_mismatch(p, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+    if (fc->wire == AN_FC_JSON && n > fc->bytes.len && pt_equal(p, fc->bytes.p, fc->bytes.len)) {
         memcpy(w, fc->state, sizeof *w); /* the prefix of an earlier event */
         *st = fc->bytes.len;
     } else {
@@ -4931,8 +4956,7 @@ int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
     an_walk w;
     size_t i, st, e;
     int esc, si;
-    if (fc->wire == AN_FC_SSE && n > fc->bytes.len &&
-        pt_mismatch(b, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+    if (fc->wire == AN_FC_SSE && n > fc->bytes.len && pt_equal(b, fc->bytes.p, fc->bytes.len)) {
         /* the same event lines and JSON up to the text as an earlier
          * event: the same walk (started and the depth limit cannot have
          * changed since; a reset empties the cache) */

@@ -576,6 +576,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
         return PANTO_ERROR;
     s->wire = wire;
     s->blk_gen = 1; /* an_gen 0 matches nothing */
+    s->sse_idle = -1;
     options_defaults(&s->opt);
     if (opts) {
         if (opts->max_event_bytes)
@@ -700,6 +701,7 @@ static int parse_next(panto_stream *s, sse_event *se) {
     serr.msg[0] = 0;
     s->sse.base = s->in_base + s->in_off;
     int r = pt_sse_parse(&s->sse, p, n, &used, se, &serr);
+    s->sse_idle = -1;
     if (used > n)
         used = n;
     s->in_off += used;
@@ -764,7 +766,9 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
  * whose LF may follow, past the byte order mark. */
 static int fast_event(panto_stream *s) {
     const sse_parser *p = &s->sse;
-    if (!s->fast || !p->started || p->skip_lf || p->in_event || p->data.len || p->event.len)
+    if (s->sse_idle < 0) /* the parser ran since the last look */
+        s->sse_idle = p->started && !p->skip_lf && !p->in_event && !p->data.len && !p->event.len;
+    if (!s->fast || !s->sse_idle)
         return 0;
     const uint8_t *b = s->in.p ? s->in.p + s->in_off : pt_empty;
     size_t n = s->in.len - s->in_off;
@@ -1104,6 +1108,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     s->cur_off = 0;
     pbuf data = s->sse.data, event = s->sse.event, last_id = s->sse.last_id;
     pt_sse_init(&s->sse, s->opt.max_event_bytes, s->wire != PANTO_WIRE_SSE);
+    s->sse_idle = -1;
     pt_pbuf_clear(&data);
     pt_pbuf_clear(&event);
     pt_pbuf_clear(&last_id);

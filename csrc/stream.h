@@ -23,6 +23,14 @@
 #include <emmintrin.h>
 #endif
 
+/* The fast paths' steps are small and run for nearly every event: inlined
+ * into their caller (the unity build sees them all). */
+#if defined(__GNUC__)
+#define PT_HOT_INLINE inline __attribute__((always_inline))
+#else
+#define PT_HOT_INLINE inline
+#endif
+
 /* Defaults for panto_stream_options fields left zero. */
 #define PT_DEFAULT_MAX_EVENT  ((size_t)8 << 20)
 #define PT_DEFAULT_MAX_BLOCK  ((size_t)64 << 20)
@@ -105,6 +113,10 @@ struct panto_stream {
     uint64_t cur_off;           /* offset of the event being decoded */
 
     sse_parser sse;
+    /* fast_event's condition on the parser: between events with nothing
+     * pending; 1 or 0, -1 when the parser ran since (only parse_next
+     * changes what it looks at; a fast path's commit keeps it). */
+    int sse_idle;
     jdoc doc;
     parena arena;               /* event strings; reset when the queue drains */
 
@@ -290,7 +302,7 @@ PT_INTERNAL int pt_fast_unescape(panto_stream *s, const uint8_t *b, size_t st, s
 
 /* A string value scanned by a fast path: b[st..e) between the quotes,
  * borrowed when it has no escapes (as pt_str does). */
-static inline int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
+static PT_HOT_INLINE int pt_fast_str(panto_stream *s, const uint8_t *b, size_t st, size_t e, int escaped,
                               panto_str *out)
 {
     if (escaped)
@@ -320,14 +332,6 @@ static inline void pt_zero_event(panto_event *ev)
     memset(ev, 0, sizeof *ev);
 #endif
 }
-
-/* The fast paths' steps are small and run for nearly every event: inlined
- * into their caller (the unity build sees them all). */
-#if defined(__GNUC__)
-#define PT_HOT_INLINE inline __attribute__((always_inline))
-#else
-#define PT_HOT_INLINE inline
-#endif
 
 /* memcpy for the few bytes of a delta's text (most are under 16): two
  * overlapping moves instead of a call; larger ones call memcpy. */
@@ -454,6 +458,23 @@ static inline size_t pt_mismatch(const uint8_t *a, const uint8_t *b, size_t n)
     while (i < n && a[i] == b[i])
         i++;
     return i;
+}
+
+/* a[0..n) == b[0..n): pt_mismatch(a, b, n) == n, for when they nearly
+ * always are equal (a cache hit): the rounds are ANDed and tested once. */
+static inline int pt_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    if (n >= 16) {
+        __m128i acc = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + n - 16)),
+                                     _mm_loadu_si128((const __m128i *)(const void *)(b + n - 16)));
+        for (size_t i = 0; i + 16 < n; i += 16)
+            acc = _mm_and_si128(acc, _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
+                                                    _mm_loadu_si128((const __m128i *)(const void *)(b + i))));
+        return (unsigned)_mm_movemask_epi8(acc) == 0xFFFFu;
+    }
+#endif
+    return pt_mismatch(a, b, n) == n;
 }
 
 /* b[i..i+len) equals lit[0..len) (inline, for the longer literals). */

@@ -579,8 +579,7 @@ static PT_HOT_INLINE int an_fast_walk(panto_stream *s, const uint8_t *p, size_t 
     if (!s->started || s->opt.max_json_depth < 2) /* the root and the delta */
         return 0;
     pt_fcache *fc = &s->fcache;
-    if (fc->wire == AN_FC_JSON && n > fc->bytes.len &&
-        pt_mismatch(p, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+    if (fc->wire == AN_FC_JSON && n > fc->bytes.len && pt_equal(p, fc->bytes.p, fc->bytes.len)) {
         memcpy(w, fc->state, sizeof *w); /* the prefix of an earlier event */
         *st = fc->bytes.len;
     } else {
@@ -646,8 +645,7 @@ int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n) {
     an_walk w;
     size_t i, st, e;
     int esc, si;
-    if (fc->wire == AN_FC_SSE && n > fc->bytes.len &&
-        pt_mismatch(b, fc->bytes.p, fc->bytes.len) == fc->bytes.len) {
+    if (fc->wire == AN_FC_SSE && n > fc->bytes.len && pt_equal(b, fc->bytes.p, fc->bytes.len)) {
         /* the same event lines and JSON up to the text as an earlier
          * event: the same walk (started and the depth limit cannot have
          * changed since; a reset empties the cache) */
