@@ -622,9 +622,40 @@ static PyObject *dec_feed(PyObject *self, PyObject *data)
     Py_RETURN_NONE;
 }
 
+/* feed(data) with a keyword, or the wrong number of arguments: the Python
+ * version says what is wrong, or takes it. */
+static PyObject *dec_feed_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    if (kwnames == NULL && nargs == 1)
+        return dec_feed(self, args[0]);
+    PyObject *res = NULL, *kw = NULL, *fn = PyObject_GetAttr(self, g_str_feed);
+    PyObject *pos = fn ? PyTuple_New(nargs) : NULL;
+    if (pos == NULL)
+        goto out;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        Py_INCREF(args[i]);
+        PyTuple_SetItem(pos, i, args[i]);
+    }
+    if (kwnames != NULL) {
+        if ((kw = PyDict_New()) == NULL)
+            goto out;
+        for (Py_ssize_t i = 0; i < PyTuple_Size(kwnames); i++)
+            if (PyDict_SetItem(kw, PyTuple_GetItem(kwnames, i), args[nargs + i]) < 0)
+                goto out;
+    }
+    res = PyObject_Call(fn, pos, kw);
+out:
+    Py_XDECREF(fn);
+    Py_XDECREF(pos);
+    Py_XDECREF(kw);
+    return res;
+}
+
 static PyMethodDef dec_iter_def = {"__iter__", dec_iter, METH_NOARGS,
                                    "Iterate the events decodable so far (see the class)."};
-static PyMethodDef dec_feed_def = {"feed", dec_feed, METH_O,
+static PyMethodDef dec_feed_def = {"feed", (PyCFunction)(void (*)(void))dec_feed_call,
+                                   METH_FASTCALL | METH_KEYWORDS,
                                    "Append bytes read from the response body (copied)."};
 
 /* install(StreamDecoder) -> bool: sets StreamDecoder.__iter__ and .feed to

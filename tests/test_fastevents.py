@@ -408,3 +408,17 @@ def test_a_subclass_and_an_uninitialized_instance_do_not_crash():
             iter(bare)
         with pytest.raises(AttributeError):
             bare.feed(b"x")
+
+
+def test_feed_keeps_its_python_signature():
+    body = b"data: x\n\n"
+    with path("c"):
+        dec = panto.StreamDecoder("sse")
+        dec.feed(data=body)
+        assert [e.data for e in dec] == ["x"]
+        with pytest.raises(TypeError):
+            dec.feed()  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            dec.feed(body, body)  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            dec.feed(chunk=body)  # type: ignore[call-arg]
