@@ -102,6 +102,51 @@ static inline long hex4(const uint8_t *s)
     return v;
 }
 
+#ifdef PT_SSE2
+/* The 16 bytes v start at a character boundary and the first `cut` of
+ * them hold no '"', '\\' or control byte (hi: the bytes from 0x80).  Whether those are valid UTF-8
+ * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF): how
+ * many bytes the scan may pass -- `cut`, or less when, with no stop byte in
+ * the block (at_stop 0), its last character goes on past it -- or -1 for
+ * invalid (or truncated) text, left to the scalar code for its message.
+ * Bit k of each mask is byte k; a lead byte says where continuation bytes
+ * must be, and they must be exactly there. */
+static inline int utf8_block(__m128i v, unsigned hi, int cut, int at_stop)
+{
+#define PT_BYTES_GT(x) (hi & (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(x)))))
+#define PT_BYTES_LT(x) (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v, _mm_set1_epi8((char)(x))))
+#define PT_BYTES_EQ(x) (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)(x))))
+    /* signed compares: 0x80..0xBF are -128..-65, 0xC0..0xFF -64..-1 (and
+     * ASCII above both: hence `hi &`, the bytes from 0x80) */
+    unsigned cont = PT_BYTES_LT(-64);                 /* 80..BF */
+    unsigned lead = PT_BYTES_GT(-65);                 /* C0..FF */
+    unsigned ge_e0 = PT_BYTES_GT(-33);                /* E0..FF: 3 or 4 bytes */
+    unsigned ge_f0 = PT_BYTES_GT(-17);                /* F0..FF: 4 bytes */
+    unsigned never = (lead & ~PT_BYTES_GT(-63)) |     /* C0, C1: overlong */
+                     PT_BYTES_GT(-12);                /* F5..FF */
+    unsigned lt_90 = PT_BYTES_LT(-112), lt_a0 = PT_BYTES_LT(-96);
+    unsigned e0 = PT_BYTES_EQ(0xE0), ed = PT_BYTES_EQ(0xED);
+    unsigned f0 = PT_BYTES_EQ(0xF0), f4 = PT_BYTES_EQ(0xF4);
+#undef PT_BYTES_GT
+#undef PT_BYTES_LT
+#undef PT_BYTES_EQ
+    if (!at_stop) {
+        /* a character that needs bytes past the block waits for the next */
+        unsigned over = (lead & 0x8000u) | (ge_e0 & 0xC000u) | (ge_f0 & 0xE000u);
+        if (over)
+            cut = __builtin_ctz(over);
+    }
+    unsigned below = (1u << cut) - 1;
+    unsigned want = ((lead & below) << 1) | ((ge_e0 & below) << 2) | ((ge_f0 & below) << 3);
+    unsigned bad = (want ^ (cont & below)) | (never & below) |
+                   (((e0 & below) << 1) & lt_a0) |  /* E0 80..9F: overlong */
+                   (((ed & below) << 1) & ~lt_a0) | /* ED A0..BF: surrogate */
+                   (((f0 & below) << 1) & lt_90) |  /* F0 80..8F: overlong */
+                   (((f4 & below) << 1) & ~lt_90);  /* F4 90..: past U+10FFFF */
+    return bad ? -1 : cut;
+}
+#endif
+
 /* Scan a string body starting just after the opening quote at *pi.  On
  * success *pi is the index of the closing quote.  On error *pi is where the
  * problem is and *msg says what. */
@@ -111,8 +156,10 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
     size_t i = *pi;
     for (;;) {
 #ifdef PT_SSE2
-        /* Skip runs of plain ASCII 16 bytes at a time: one mask of the
-         * bytes that need a look ('"', '\\', control or high byte). */
+        /* 16 bytes at a time: up to the first '"', '\\' or control byte
+         * (the `stop` mask), with the UTF-8 of the text before it checked
+         * in the vector (utf8_block) -- no per-character branches, which
+         * mispredicted on every change between ASCII and other text. */
         {
             const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
             const __m128i vc = _mm_set1_epi8(0x1F);
@@ -120,13 +167,21 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
                 __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
                 __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb));
                 hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(v, vc), v));
-                unsigned m = (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(v);
-                if (m == 0) {
+                unsigned stop = (unsigned)_mm_movemask_epi8(hit);
+                unsigned hi = (unsigned)_mm_movemask_epi8(v);
+                if ((stop | hi) == 0) {
                     i += 16;
                     continue;
                 }
-                i += (size_t)__builtin_ctz(m);
-                goto look;
+                int cut = __builtin_ctz(stop | 0x10000u); /* 16: no stop byte */
+                if (hi & ((1u << cut) - 1)) {
+                    cut = utf8_block(v, hi, cut, stop != 0);
+                    if (cut < 0)
+                        goto look; /* the scalar code finds the error */
+                }
+                i += (size_t)cut;
+                if (stop && cut == __builtin_ctz(stop))
+                    goto look; /* at the stop byte */
             }
         }
 #endif
@@ -719,7 +774,7 @@ static size_t utf8_put(uint32_t cp, uint8_t *o)
 }
 
 /* Decode the (validated) escape at s[*i] == '\\' into o; returns its size. */
-static size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
+static inline size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
 {
     uint8_t e = s[*i + 1];
     *i += 2;
@@ -759,17 +814,67 @@ int pt_json_string(const jnode *n, parena *a, panto_str *out)
     const uint8_t *s = (const uint8_t *)n->p;
     size_t i = 0, o = 0, len = n->len;
     while (i < len) {
-        const uint8_t *bs = memchr(s + i, '\\', len - i);
-        size_t run = bs ? (size_t)(bs - (s + i)) : len - i;
-        memcpy(dst + o, s + i, run);
-        o += run;
-        i += run;
+#ifdef PT_SSE2
+        /* 16 bytes at a time, stored whole up to the next escape (o <= i,
+         * so the store stays inside dst): no call and no length-dependent
+         * copy per run -- deltas are short and have an escape or two. */
+        if (len - i >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            _mm_storeu_si128((__m128i *)(void *)(dst + o), v);
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+            if (m == 0) {
+                i += 16;
+                o += 16;
+                continue;
+            }
+            size_t k = (size_t)__builtin_ctz(m);
+            i += k;
+            o += k;
+            o += unescape_one(s, &i, dst + o);
+            continue;
+        }
+#endif
+        /* the last bytes: up to the next escape one at a time */
+        while (i < len && s[i] != '\\')
+            dst[o++] = s[i++];
         if (i < len)
             o += unescape_one(s, &i, dst + o);
     }
     out->ptr = (const char *)dst;
     out->len = o;
     return 0;
+}
+
+size_t pt_json_unescape_slack(const uint8_t *s, size_t len, uint8_t *dst)
+{
+    size_t i = 0, o = 0;
+#ifdef PT_SSE2
+    while (i < len) {
+        /* whole 16-byte moves: the bytes past the end are slack */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        _mm_storeu_si128((__m128i *)(void *)(dst + o), v);
+        size_t left = len - i, run = left < 16 ? left : 16;
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+        m &= (1u << run) - 1;
+        if (m == 0) {
+            i += run;
+            o += run;
+            continue;
+        }
+        size_t k = (size_t)__builtin_ctz(m);
+        i += k;
+        o += k;
+        o += unescape_one(s, &i, dst + o);
+    }
+#else
+    while (i < len) {
+        if (s[i] == '\\')
+            o += unescape_one(s, &i, dst + o);
+        else
+            dst[o++] = s[i++];
+    }
+#endif
+    return o;
 }
 
 int pt_json_string_eq(const jnode *n, const char *str)

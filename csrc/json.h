@@ -74,6 +74,12 @@ PT_INTERNAL const jnode *pt_json_next(const jdoc *d, const jnode *n);
  * when it had no escapes, else written into arena a.  Returns 0, or -1 on
  * out of memory or when n is not a string. */
 PT_INTERNAL int pt_json_string(const jnode *n, parena *a, panto_str *out);
+/* The escaped string body s[0..len) (validated by the reader) unescaped
+ * into dst: its length.  s and dst must have PT_SLACK bytes past len that
+ * may be read (s) and overwritten (dst) -- a pbuf or an arena allocation
+ * (util.h) -- so it moves 16 bytes at a time with no length-dependent
+ * branch.  Strings of the fast paths only: pt_json_string takes any. */
+PT_INTERNAL size_t pt_json_unescape_slack(const uint8_t *s, size_t len, uint8_t *dst);
 /* n is a string equal to the NUL-terminated s (after unescaping). */
 PT_INTERNAL int pt_json_string_eq(const jnode *n, const char *s);
 /* n is a non-negative integer number: its value, saturating at UINT64_MAX.

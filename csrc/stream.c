@@ -197,12 +197,13 @@ const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
 }
 
 int pt_fast_unescape(panto_stream *s, const uint8_t *b, size_t st, size_t e, panto_str *out) {
-    jnode n;
-    n.type = JV_STRING;
-    n.escaped = 1;
-    n.p = (const char *)b + st;
-    n.len = e - st;
-    return pt_str(s, &n, out);
+    /* b is the input or the SSE parser's data: a pbuf, with its slack */
+    uint8_t *dst = pt_parena_alloc(&s->arena, e - st); /* never longer */
+    if (!dst)
+        return pt_nomem(s);
+    out->ptr = (const char *)dst;
+    out->len = pt_json_unescape_slack(b + st, e - st, dst);
+    return 0;
 }
 
 int pt_str(panto_stream *s, const jnode *n, panto_str *out) {

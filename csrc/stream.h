@@ -333,29 +333,22 @@ static inline void pt_zero_event(panto_event *ev)
 #endif
 }
 
-/* memcpy for the few bytes of a delta's text (most are under 16): two
- * overlapping moves instead of a call; larger ones call memcpy. */
-static PT_HOT_INLINE void pt_copy_small(uint8_t *d, const char *src, size_t n)
+/* memcpy for the few bytes of a delta's text (most are under 32): two
+ * fixed 16-byte moves, whatever the length, then memcpy for the rest.  The
+ * length-dependent branches of a small copy were its cost (mispredicted
+ * about once a delta).  Both ends lie in a pbuf or an arena chunk, whose
+ * PT_SLACK bytes past the end make the fixed moves safe (util.h). */
+static PT_HOT_INLINE void pt_copy_slack(uint8_t *d, const char *src, size_t n)
 {
-    const uint8_t *p = (const uint8_t *)src;
-    if (n >= 8 && n <= 16) {
-        uint64_t a, z;
-        memcpy(&a, p, 8);
-        memcpy(&z, p + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &z, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, z;
-        memcpy(&a, p, 4);
-        memcpy(&z, p + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &z, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = p[i];
-    } else {
-        memcpy(d, p, n);
-    }
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    _Static_assert(PT_SLACK >= 32, "two 16-byte moves");
+    _mm_storeu_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)src));
+    _mm_storeu_si128((__m128i *)(void *)(d + 16), _mm_loadu_si128((const __m128i *)(const void *)(src + 16)));
+    if (n > 32)
+        memcpy(d + 32, src + 32, n - 32);
+#else
+    memcpy(d, src, n);
+#endif
 }
 
 /* pt_block_delta with its common case inline: room in the block's buffer
@@ -371,7 +364,7 @@ static PT_HOT_INLINE int pt_fast_delta_to(panto_stream *s, int si, panto_str t, 
     if (t.len > b->cap - b->len || b->len + t.len > s->opt.max_block_bytes ||
         s->q_head + s->q_len == s->q_cap)
         return pt_block_delta(s, si, t);
-    pt_copy_small(b->p + b->len, t.ptr, t.len);
+    pt_copy_slack(b->p + b->len, t.ptr, t.len); /* t: in a pbuf or the arena */
     b->len += t.len;
     panto_event *ev;
     if (direct && s->direct && s->q_len == 0) {

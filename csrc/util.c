@@ -27,9 +27,9 @@ int pt_pbuf_reserve(pbuf *b, size_t extra, size_t limit)
     }
     if (ncap > limit)
         ncap = limit > need ? limit : need;
-    if (ncap > (size_t)PTRDIFF_MAX) /* no object can be that large */
+    if (ncap > (size_t)PTRDIFF_MAX - PT_SLACK) /* no object can be that large */
         return PU_NOMEM;
-    uint8_t *np = realloc(b->p, ncap);
+    uint8_t *np = realloc(b->p, ncap + PT_SLACK);
     if (np == NULL)
         return PU_NOMEM;
     b->p = np;
@@ -103,7 +103,7 @@ void *pt_parena_alloc(parena *a, size_t n)
         return r;
     }
     size_t sz = rn > PARENA_MIN_CHUNK ? rn : PARENA_MIN_CHUNK;
-    parena_chunk *nc = malloc(PARENA_HDR + sz);
+    parena_chunk *nc = malloc(PARENA_HDR + sz + PT_SLACK);
     if (nc == NULL)
         return NULL;
     nc->size = sz;

@@ -25,6 +25,12 @@
 /* Result of an allocation that may also hit a configured limit. */
 enum { PU_OK = 0, PU_NOMEM = -1, PU_LIMIT = -2 };
 
+/* Every pbuf and arena chunk is allocated PT_SLACK bytes longer than its
+ * capacity: a string that ends inside one can be copied in fixed 32-byte
+ * moves (pt_copy_slack) without reading or writing past the allocation.
+ * The slack holds no data and is not counted in panto_stream_memory(). */
+#define PT_SLACK ((size_t)32)
+
 /* A contiguous growable byte buffer.  Grows geometrically; `limit` caps
  * len (not cap).  Zero-initialised is an empty buffer. */
 typedef struct {

@@ -561,6 +561,145 @@ static void test_mutations(void)
     pt_json_doc_free(&d);
 }
 
+/* An independent UTF-8 check for test_scan_random: decode the code point
+ * and reject what RFC 3629 excludes.  The length of the character at s[0],
+ * or 0 when it is not a valid one. */
+static size_t ref_utf8_char(const uint8_t *s, size_t n)
+{
+    size_t len;
+    uint32_t cp;
+    if (s[0] < 0x80)
+        return 1;
+    if ((s[0] & 0xE0) == 0xC0) {
+        len = 2;
+        cp = s[0] & 0x1Fu;
+    } else if ((s[0] & 0xF0) == 0xE0) {
+        len = 3;
+        cp = s[0] & 0x0Fu;
+    } else if ((s[0] & 0xF8) == 0xF0) {
+        len = 4;
+        cp = s[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    if (n < len)
+        return 0;
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[k] & 0x3Fu);
+    }
+    static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[len] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+        return 0;
+    return len;
+}
+
+/* The string scanner (16 bytes at a time, UTF-8 checked in the vector)
+ * against the reference above on random strings built from valid and
+ * invalid pieces at every alignment, each in a buffer of exactly its size
+ * (ASan sees any read past it): the same verdict, position and escape
+ * flag.  And pt_json_unescape_slack, with exactly PT_SLACK bytes of slack,
+ * gives what pt_json_string does. */
+static void test_scan_random(void)
+{
+    static const char *pieces[] = {
+        "a", "b", " ", "hello ", "0123456789abcdef", "\xC3\xA9", "\xC2\x80", "\xDF\xBF",
+        "\xE0\xA0\x80", "\xE2\x82\xAC", "\xED\x9F\xBF", "\xEE\x80\x80", "\xEF\xBF\xBF",
+        "\xF0\x90\x80\x80", "\xF0\x9F\x98\x80", "\xF3\xBF\xBF\xBF", "\xF4\x8F\xBF\xBF",
+        "\\n", "\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00",
+        /* invalid */
+        "\x80", "\xBF", "\xC0\x80", "\xC1\xBF", "\xC3", "\xE0\x9F\xBF", "\xED\xA0\x80",
+        "\xE2\x82", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF",
+        "\xF0\x9F\x98", "\x01", "\x1F",
+    };
+    const size_t n_pieces = sizeof pieces / sizeof pieces[0], n_valid = 22;
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    int agree = 1, unescaped_ok = 1;
+    size_t accepted = 0, rejected = 0;
+    for (int round = 0; round < 40000 && agree; round++) {
+        uint8_t body[256];
+        size_t m = 0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        size_t n_parts = (size_t)(x % 24);
+        int bad_ok = (x >> 8) % 4 == 0; /* one string in four may hold invalid pieces */
+        for (size_t k = 0; k < n_parts; k++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            size_t pi = (size_t)(x % (bad_ok ? n_pieces : n_valid));
+            size_t pl = strlen(pieces[pi]);
+            memcpy(body + m, pieces[pi], pl);
+            m += pl;
+        }
+        size_t tail = (size_t)((x >> 32) % 40); /* what follows the closing quote */
+        size_t len = m + 1 + tail;
+        uint8_t *buf = malloc(len);
+        memcpy(buf, body, m);
+        buf[m] = '"';
+        memset(buf + m + 1, 'x', tail);
+        /* the reference: '"' ends it, escapes are whole, control bytes
+         * and invalid UTF-8 fail where they start */
+        int want_rc = -1, want_esc = 0;
+        size_t want_at = 0, i = 0;
+        for (;;) {
+            uint8_t c = buf[i];
+            if (c == '"') {
+                want_rc = 0;
+                want_at = i;
+                break;
+            }
+            if (c == '\\') {
+                want_esc = 1;
+                i += buf[i + 1] == 'u' ? 6 : 2;
+                continue;
+            }
+            size_t cl = c < 0x20 ? 0 : ref_utf8_char(buf + i, len - i);
+            if (cl == 0) {
+                want_at = i;
+                break;
+            }
+            i += cl;
+        }
+        size_t at = 0;
+        int esc = 0;
+        int rc = pt_json_scan_str(buf, len, &at, &esc);
+        if (rc != want_rc || at != want_at || (rc == 0 && esc != want_esc)) {
+            fprintf(stderr, "  scan of %zu bytes: rc %d at %zu esc %d, want rc %d at %zu esc %d\n", m,
+                    rc, at, esc, want_rc, want_at, want_esc);
+            agree = 0;
+        }
+        if (rc == 0) {
+            accepted++;
+            jnode nd;
+            memset(&nd, 0, sizeof nd);
+            nd.type = JV_STRING;
+            nd.escaped = (uint8_t)esc;
+            nd.p = (const char *)buf;
+            nd.len = at;
+            parena a = {0};
+            panto_str want;
+            uint8_t *src = malloc(at + PT_SLACK), *dst = malloc(at + PT_SLACK);
+            memcpy(src, buf, at);
+            size_t got = esc ? pt_json_unescape_slack(src, at, dst) : at;
+            if (pt_json_string(&nd, &a, &want) != 0 || got != want.len ||
+                (esc && memcmp(dst, want.ptr, got) != 0))
+                unescaped_ok = 0;
+            free(src);
+            free(dst);
+            pt_parena_free(&a);
+        } else {
+            rejected++;
+        }
+        free(buf);
+    }
+    CHECK(agree);
+    CHECK(unescaped_ok);
+    CHECK(accepted > 10000 && rejected > 2000); /* both kinds were tried */
+}
+
 int main(void)
 {
     test_suite();
@@ -571,5 +710,6 @@ int main(void)
     test_unescape();
     test_access();
     test_mutations();
+    test_scan_random();
     return test_report("test_json");
 }
