@@ -329,6 +329,7 @@ def test_the_source_compiles_warning_free_against_the_limited_api():
 
 _UTF8_PIECES = [
     b"a",
+    b"a run of ASCII longer than 16 bytes",  # whole 16-byte steps
     b"\x00",
     "é".encode(),
     "ÿ".encode(),
