@@ -104,46 +104,50 @@ static inline long hex4(const uint8_t *s)
 
 #ifdef PT_SSE2
 /* The 16 bytes v start at a character boundary and the first `cut` of
- * them hold no '"', '\\' or control byte (hi: the bytes from 0x80).  Whether those are valid UTF-8
+ * them hold no '"', '\\' or control byte.  Whether those are valid UTF-8
  * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF): how
  * many bytes the scan may pass -- `cut`, or less when, with no stop byte in
  * the block (at_stop 0), its last character goes on past it -- or -1 for
  * invalid (or truncated) text, left to the scalar code for its message.
- * Bit k of each mask is byte k; a lead byte says where continuation bytes
- * must be, and they must be exactly there. */
-static inline int utf8_block(__m128i v, unsigned hi, int cut, int at_stop)
+ * In the vector, byte by byte: a lead byte says where continuation bytes
+ * must be (`want`: the leads shifted by one to three bytes), and they must
+ * be exactly there; one mask of the bad bytes at the end. */
+static inline int utf8_block(__m128i v, int cut, int at_stop)
 {
-#define PT_BYTES_GT(x) (hi & (unsigned)_mm_movemask_epi8(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(x)))))
-#define PT_BYTES_LT(x) (unsigned)_mm_movemask_epi8(_mm_cmplt_epi8(v, _mm_set1_epi8((char)(x))))
-#define PT_BYTES_EQ(x) (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8((char)(x))))
-    /* signed compares: 0x80..0xBF are -128..-65, 0xC0..0xFF -64..-1 (and
-     * ASCII above both: hence `hi &`, the bytes from 0x80) */
-    unsigned cont = PT_BYTES_LT(-64);                 /* 80..BF */
-    unsigned lead = PT_BYTES_GT(-65);                 /* C0..FF */
-    unsigned ge_e0 = PT_BYTES_GT(-33);                /* E0..FF: 3 or 4 bytes */
-    unsigned ge_f0 = PT_BYTES_GT(-17);                /* F0..FF: 4 bytes */
-    unsigned never = (lead & ~PT_BYTES_GT(-63)) |     /* C0, C1: overlong */
-                     PT_BYTES_GT(-12);                /* F5..FF */
-    unsigned lt_90 = PT_BYTES_LT(-112), lt_a0 = PT_BYTES_LT(-96);
-    unsigned e0 = PT_BYTES_EQ(0xE0), ed = PT_BYTES_EQ(0xED);
-    unsigned f0 = PT_BYTES_EQ(0xF0), f4 = PT_BYTES_EQ(0xF4);
-#undef PT_BYTES_GT
-#undef PT_BYTES_LT
-#undef PT_BYTES_EQ
+#define PT_GE(x) _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)(x))), v) /* v >= x */
+#define PT_LT(x) _mm_cmplt_epi8(v, _mm_set1_epi8((char)(x))) /* 0x80 <= v < x (signed) */
+#define PT_EQ(x) _mm_cmpeq_epi8(v, _mm_set1_epi8((char)(x)))
+#define PT_NEXT(m) _mm_slli_si128((m), 1) /* the byte after each marked one */
+    __m128i cont = PT_LT(0xC0);                          /* 80..BF */
+    __m128i lead = PT_GE(0xC0), lead3 = PT_GE(0xE0), lead4 = PT_GE(0xF0);
+    __m128i want = _mm_or_si128(PT_NEXT(lead),
+                                _mm_or_si128(_mm_slli_si128(lead3, 2), _mm_slli_si128(lead4, 3)));
+    __m128i lt_90 = PT_LT(0x90), lt_a0 = PT_LT(0xA0);
+    __m128i bad = _mm_xor_si128(want, cont);
+    bad = _mm_or_si128(bad, _mm_andnot_si128(PT_GE(0xC2), lead));         /* C0, C1: overlong */
+    bad = _mm_or_si128(bad, PT_GE(0xF5));                                 /* past U+10FFFF */
+    bad = _mm_or_si128(bad, _mm_and_si128(PT_NEXT(PT_EQ(0xE0)), lt_a0));    /* E0 80..9F: overlong */
+    bad = _mm_or_si128(bad, _mm_andnot_si128(lt_a0, PT_NEXT(PT_EQ(0xED)))); /* ED A0..: surrogate */
+    bad = _mm_or_si128(bad, _mm_and_si128(PT_NEXT(PT_EQ(0xF0)), lt_90));    /* F0 80..8F: overlong */
+    bad = _mm_or_si128(bad, _mm_andnot_si128(lt_90, PT_NEXT(PT_EQ(0xF4)))); /* F4 90..: too big */
     if (!at_stop) {
         /* a character that needs bytes past the block waits for the next */
-        unsigned over = (lead & 0x8000u) | (ge_e0 & 0xC000u) | (ge_f0 & 0xE000u);
+        unsigned over = ((unsigned)_mm_movemask_epi8(lead) & 0x8000u) |
+                        ((unsigned)_mm_movemask_epi8(lead3) & 0xC000u) |
+                        ((unsigned)_mm_movemask_epi8(lead4) & 0xE000u);
         if (over)
             cut = __builtin_ctz(over);
     }
+#undef PT_GE
+#undef PT_LT
+#undef PT_EQ
+#undef PT_NEXT
+    /* the bytes before `cut` right, and none of their characters going on
+     * into byte `cut` (a stop byte, or the lead of the next character) */
     unsigned below = (1u << cut) - 1;
-    unsigned want = ((lead & below) << 1) | ((ge_e0 & below) << 2) | ((ge_f0 & below) << 3);
-    unsigned bad = (want ^ (cont & below)) | (never & below) |
-                   (((e0 & below) << 1) & lt_a0) |  /* E0 80..9F: overlong */
-                   (((ed & below) << 1) & ~lt_a0) | /* ED A0..BF: surrogate */
-                   (((f0 & below) << 1) & lt_90) |  /* F0 80..8F: overlong */
-                   (((f4 & below) << 1) & ~lt_90);  /* F4 90..: past U+10FFFF */
-    return bad ? -1 : cut;
+    unsigned bits = ((unsigned)_mm_movemask_epi8(bad) & below) |
+                    ((unsigned)_mm_movemask_epi8(want) & (below + 1) & 0xFFFFu);
+    return bits ? -1 : cut;
 }
 #endif
 
@@ -175,7 +179,7 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
                 }
                 int cut = __builtin_ctz(stop | 0x10000u); /* 16: no stop byte */
                 if (hi & ((1u << cut) - 1)) {
-                    cut = utf8_block(v, hi, cut, stop != 0);
+                    cut = utf8_block(v, cut, stop != 0);
                     if (cut < 0)
                         goto look; /* the scalar code finds the error */
                 }
@@ -317,15 +321,20 @@ static inline int scan_string_quick(const uint8_t *s, size_t len, size_t *pi, in
         unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
         __m128i o = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
                                  _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));
-        unsigned mo = (unsigned)_mm_movemask_epi8(o) | (unsigned)_mm_movemask_epi8(v);
-        if (mq != 0 && (mo & ((mq & (0u - mq)) - 1)) == 0) {
-            *pi = i + (size_t)__builtin_ctz(mq);
-            return 0;
+        unsigned stop = mq | (unsigned)_mm_movemask_epi8(o);
+        unsigned first = stop & (0u - stop), hi = (unsigned)_mm_movemask_epi8(v);
+        if (first & mq) { /* the closing quote comes first */
+            int cut = __builtin_ctz(mq);
+            /* text that is not all ASCII: its UTF-8 checked here too (the
+             * scan's first block would do the same, after a call) */
+            if (!(hi & (first - 1)) || utf8_block(v, cut, 1) >= 0) {
+                *pi = i + (size_t)cut;
+                return 0;
+            }
         }
         /* else the scan goes on from the first byte to look at (or past
          * these 16 when there is none) */
-        unsigned m = mq | mo;
-        *pi = i + (m ? (size_t)__builtin_ctz(m) : 16);
+        *pi = i + (size_t)__builtin_ctz(stop | hi | 0x10000u);
     }
 #endif
     return scan_string(s, len, pi, escaped, msg);
