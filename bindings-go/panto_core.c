@@ -49,6 +49,12 @@
 /* Result of an allocation that may also hit a configured limit. */
 enum { PU_OK = 0, PU_NOMEM = -1, PU_LIMIT = -2 };
 
+/* Every pbuf and arena chunk is allocated PT_SLACK bytes longer than its
+ * capacity: a string that ends inside one can be copied in fixed 32-byte
+ * moves (pt_copy_slack) without reading or writing past the allocation.
+ * The slack holds no data and is not counted in panto_stream_memory(). */
+#define PT_SLACK ((size_t)32)
+
 /* A contiguous growable byte buffer.  Grows geometrically; `limit` caps
  * len (not cap).  Zero-initialised is an empty buffer. */
 typedef struct {
@@ -113,9 +119,9 @@ int pt_pbuf_reserve(pbuf *b, size_t extra, size_t limit)
     }
     if (ncap > limit)
         ncap = limit > need ? limit : need;
-    if (ncap > (size_t)PTRDIFF_MAX) /* no object can be that large */
+    if (ncap > (size_t)PTRDIFF_MAX - PT_SLACK) /* no object can be that large */
         return PU_NOMEM;
-    uint8_t *np = realloc(b->p, ncap);
+    uint8_t *np = realloc(b->p, ncap + PT_SLACK);
     if (np == NULL)
         return PU_NOMEM;
     b->p = np;
@@ -189,7 +195,7 @@ void *pt_parena_alloc(parena *a, size_t n)
         return r;
     }
     size_t sz = rn > PARENA_MIN_CHUNK ? rn : PARENA_MIN_CHUNK;
-    parena_chunk *nc = malloc(PARENA_HDR + sz);
+    parena_chunk *nc = malloc(PARENA_HDR + sz + PT_SLACK);
     if (nc == NULL)
         return NULL;
     nc->size = sz;
@@ -405,6 +411,12 @@ PT_INTERNAL const jnode *pt_json_next(const jdoc *d, const jnode *n);
  * when it had no escapes, else written into arena a.  Returns 0, or -1 on
  * out of memory or when n is not a string. */
 PT_INTERNAL int pt_json_string(const jnode *n, parena *a, panto_str *out);
+/* The escaped string body s[0..len) (validated by the reader) unescaped
+ * into dst: its length.  s and dst must have PT_SLACK bytes past len that
+ * may be read (s) and overwritten (dst) -- a pbuf or an arena allocation
+ * (util.h) -- so it moves 16 bytes at a time with no length-dependent
+ * branch.  Strings of the fast paths only: pt_json_string takes any. */
+PT_INTERNAL size_t pt_json_unescape_slack(const uint8_t *s, size_t len, uint8_t *dst);
 /* n is a string equal to the NUL-terminated s (after unescaping). */
 PT_INTERNAL int pt_json_string_eq(const jnode *n, const char *s);
 /* n is a non-negative integer number: its value, saturating at UINT64_MAX.
@@ -498,6 +510,55 @@ static inline long hex4(const uint8_t *s)
     return v;
 }
 
+#ifdef PT_SSE2
+/* The 16 bytes v start at a character boundary and the first `cut` of
+ * them hold no '"', '\\' or control byte.  Whether those are valid UTF-8
+ * (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF): how
+ * many bytes the scan may pass -- `cut`, or less when, with no stop byte in
+ * the block (at_stop 0), its last character goes on past it -- or -1 for
+ * invalid (or truncated) text, left to the scalar code for its message.
+ * In the vector, byte by byte: a lead byte says where continuation bytes
+ * must be (`want`: the leads shifted by one to three bytes), and they must
+ * be exactly there; one mask of the bad bytes at the end. */
+static inline int utf8_block(__m128i v, int cut, int at_stop)
+{
+#define PT_GE(x) _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)(x))), v) /* v >= x */
+#define PT_LT(x) _mm_cmplt_epi8(v, _mm_set1_epi8((char)(x))) /* 0x80 <= v < x (signed) */
+#define PT_EQ(x) _mm_cmpeq_epi8(v, _mm_set1_epi8((char)(x)))
+#define PT_NEXT(m) _mm_slli_si128((m), 1) /* the byte after each marked one */
+    __m128i cont = PT_LT(0xC0);                          /* 80..BF */
+    __m128i lead = PT_GE(0xC0), lead3 = PT_GE(0xE0), lead4 = PT_GE(0xF0);
+    __m128i want = _mm_or_si128(PT_NEXT(lead),
+                                _mm_or_si128(_mm_slli_si128(lead3, 2), _mm_slli_si128(lead4, 3)));
+    __m128i lt_90 = PT_LT(0x90), lt_a0 = PT_LT(0xA0);
+    __m128i bad = _mm_xor_si128(want, cont);
+    bad = _mm_or_si128(bad, _mm_andnot_si128(PT_GE(0xC2), lead));         /* C0, C1: overlong */
+    bad = _mm_or_si128(bad, PT_GE(0xF5));                                 /* past U+10FFFF */
+    bad = _mm_or_si128(bad, _mm_and_si128(PT_NEXT(PT_EQ(0xE0)), lt_a0));    /* E0 80..9F: overlong */
+    bad = _mm_or_si128(bad, _mm_andnot_si128(lt_a0, PT_NEXT(PT_EQ(0xED)))); /* ED A0..: surrogate */
+    bad = _mm_or_si128(bad, _mm_and_si128(PT_NEXT(PT_EQ(0xF0)), lt_90));    /* F0 80..8F: overlong */
+    bad = _mm_or_si128(bad, _mm_andnot_si128(lt_90, PT_NEXT(PT_EQ(0xF4)))); /* F4 90..: too big */
+    if (!at_stop) {
+        /* a character that needs bytes past the block waits for the next */
+        unsigned over = ((unsigned)_mm_movemask_epi8(lead) & 0x8000u) |
+                        ((unsigned)_mm_movemask_epi8(lead3) & 0xC000u) |
+                        ((unsigned)_mm_movemask_epi8(lead4) & 0xE000u);
+        if (over)
+            cut = __builtin_ctz(over);
+    }
+#undef PT_GE
+#undef PT_LT
+#undef PT_EQ
+#undef PT_NEXT
+    /* the bytes before `cut` right, and none of their characters going on
+     * into byte `cut` (a stop byte, or the lead of the next character) */
+    unsigned below = (1u << cut) - 1;
+    unsigned bits = ((unsigned)_mm_movemask_epi8(bad) & below) |
+                    ((unsigned)_mm_movemask_epi8(want) & (below + 1) & 0xFFFFu);
+    return bits ? -1 : cut;
+}
+#endif
+
 /* Scan a string body starting just after the opening quote at *pi.  On
  * success *pi is the index of the closing quote.  On error *pi is where the
  * problem is and *msg says what. */
@@ -507,8 +568,10 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
     size_t i = *pi;
     for (;;) {
 #ifdef PT_SSE2
-        /* Skip runs of plain ASCII 16 bytes at a time: one mask of the
-         * bytes that need a look ('"', '\\', control or high byte). */
+        /* 16 bytes at a time: up to the first '"', '\\' or control byte
+         * (the `stop` mask), with the UTF-8 of the text before it checked
+         * in the vector (utf8_block) -- no per-character branches, which
+         * mispredicted on every change between ASCII and other text. */
         {
             const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
             const __m128i vc = _mm_set1_epi8(0x1F);
@@ -516,13 +579,21 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
                 __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
                 __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb));
                 hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(v, vc), v));
-                unsigned m = (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(v);
-                if (m == 0) {
+                unsigned stop = (unsigned)_mm_movemask_epi8(hit);
+                unsigned hi = (unsigned)_mm_movemask_epi8(v);
+                if ((stop | hi) == 0) {
                     i += 16;
                     continue;
                 }
-                i += (size_t)__builtin_ctz(m);
-                goto look;
+                int cut = __builtin_ctz(stop | 0x10000u); /* 16: no stop byte */
+                if (hi & ((1u << cut) - 1)) {
+                    cut = utf8_block(v, cut, stop != 0);
+                    if (cut < 0)
+                        goto look; /* the scalar code finds the error */
+                }
+                i += (size_t)cut;
+                if (stop && cut == __builtin_ctz(stop))
+                    goto look; /* at the stop byte */
             }
         }
 #endif
@@ -658,15 +729,20 @@ static inline int scan_string_quick(const uint8_t *s, size_t len, size_t *pi, in
         unsigned mq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
         __m128i o = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
                                  _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1F)), v));
-        unsigned mo = (unsigned)_mm_movemask_epi8(o) | (unsigned)_mm_movemask_epi8(v);
-        if (mq != 0 && (mo & ((mq & (0u - mq)) - 1)) == 0) {
-            *pi = i + (size_t)__builtin_ctz(mq);
-            return 0;
+        unsigned stop = mq | (unsigned)_mm_movemask_epi8(o);
+        unsigned first = stop & (0u - stop), hi = (unsigned)_mm_movemask_epi8(v);
+        if (first & mq) { /* the closing quote comes first */
+            int cut = __builtin_ctz(mq);
+            /* text that is not all ASCII: its UTF-8 checked here too (the
+             * scan's first block would do the same, after a call) */
+            if (!(hi & (first - 1)) || utf8_block(v, cut, 1) >= 0) {
+                *pi = i + (size_t)cut;
+                return 0;
+            }
         }
         /* else the scan goes on from the first byte to look at (or past
          * these 16 when there is none) */
-        unsigned m = mq | mo;
-        *pi = i + (m ? (size_t)__builtin_ctz(m) : 16);
+        *pi = i + (size_t)__builtin_ctz(stop | hi | 0x10000u);
     }
 #endif
     return scan_string(s, len, pi, escaped, msg);
@@ -1115,7 +1191,7 @@ static size_t utf8_put(uint32_t cp, uint8_t *o)
 }
 
 /* Decode the (validated) escape at s[*i] == '\\' into o; returns its size. */
-static size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
+static inline size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
 {
     uint8_t e = s[*i + 1];
     *i += 2;
@@ -1155,17 +1231,67 @@ int pt_json_string(const jnode *n, parena *a, panto_str *out)
     const uint8_t *s = (const uint8_t *)n->p;
     size_t i = 0, o = 0, len = n->len;
     while (i < len) {
-        const uint8_t *bs = memchr(s + i, '\\', len - i);
-        size_t run = bs ? (size_t)(bs - (s + i)) : len - i;
-        memcpy(dst + o, s + i, run);
-        o += run;
-        i += run;
+#ifdef PT_SSE2
+        /* 16 bytes at a time, stored whole up to the next escape (o <= i,
+         * so the store stays inside dst): no call and no length-dependent
+         * copy per run -- deltas are short and have an escape or two. */
+        if (len - i >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            _mm_storeu_si128((__m128i *)(void *)(dst + o), v);
+            unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+            if (m == 0) {
+                i += 16;
+                o += 16;
+                continue;
+            }
+            size_t k = (size_t)__builtin_ctz(m);
+            i += k;
+            o += k;
+            o += unescape_one(s, &i, dst + o);
+            continue;
+        }
+#endif
+        /* the last bytes: up to the next escape one at a time */
+        while (i < len && s[i] != '\\')
+            dst[o++] = s[i++];
         if (i < len)
             o += unescape_one(s, &i, dst + o);
     }
     out->ptr = (const char *)dst;
     out->len = o;
     return 0;
+}
+
+size_t pt_json_unescape_slack(const uint8_t *s, size_t len, uint8_t *dst)
+{
+    size_t i = 0, o = 0;
+#ifdef PT_SSE2
+    while (i < len) {
+        /* whole 16-byte moves: the bytes past the end are slack */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        _mm_storeu_si128((__m128i *)(void *)(dst + o), v);
+        size_t left = len - i, run = left < 16 ? left : 16;
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
+        m &= (1u << run) - 1;
+        if (m == 0) {
+            i += run;
+            o += run;
+            continue;
+        }
+        size_t k = (size_t)__builtin_ctz(m);
+        i += k;
+        o += k;
+        o += unescape_one(s, &i, dst + o);
+    }
+#else
+    while (i < len) {
+        if (s[i] == '\\')
+            o += unescape_one(s, &i, dst + o);
+        else
+            dst[o++] = s[i++];
+    }
+#endif
+    return o;
 }
 
 int pt_json_string_eq(const jnode *n, const char *str)
@@ -2067,29 +2193,22 @@ static inline void pt_zero_event(panto_event *ev)
 #endif
 }
 
-/* memcpy for the few bytes of a delta's text (most are under 16): two
- * overlapping moves instead of a call; larger ones call memcpy. */
-static PT_HOT_INLINE void pt_copy_small(uint8_t *d, const char *src, size_t n)
+/* memcpy for the few bytes of a delta's text (most are under 32): two
+ * fixed 16-byte moves, whatever the length, then memcpy for the rest.  The
+ * length-dependent branches of a small copy were its cost (mispredicted
+ * about once a delta).  Both ends lie in a pbuf or an arena chunk, whose
+ * PT_SLACK bytes past the end make the fixed moves safe (util.h). */
+static PT_HOT_INLINE void pt_copy_slack(uint8_t *d, const char *src, size_t n)
 {
-    const uint8_t *p = (const uint8_t *)src;
-    if (n >= 8 && n <= 16) {
-        uint64_t a, z;
-        memcpy(&a, p, 8);
-        memcpy(&z, p + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &z, 8);
-    } else if (n >= 4 && n < 8) {
-        uint32_t a, z;
-        memcpy(&a, p, 4);
-        memcpy(&z, p + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &z, 4);
-    } else if (n < 4) {
-        for (size_t i = 0; i < n; i++)
-            d[i] = p[i];
-    } else {
-        memcpy(d, p, n);
-    }
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    _Static_assert(PT_SLACK >= 32, "two 16-byte moves");
+    _mm_storeu_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)src));
+    _mm_storeu_si128((__m128i *)(void *)(d + 16), _mm_loadu_si128((const __m128i *)(const void *)(src + 16)));
+    if (n > 32)
+        memcpy(d + 32, src + 32, n - 32);
+#else
+    memcpy(d, src, n);
+#endif
 }
 
 /* pt_block_delta with its common case inline: room in the block's buffer
@@ -2105,7 +2224,7 @@ static PT_HOT_INLINE int pt_fast_delta_to(panto_stream *s, int si, panto_str t, 
     if (t.len > b->cap - b->len || b->len + t.len > s->opt.max_block_bytes ||
         s->q_head + s->q_len == s->q_cap)
         return pt_block_delta(s, si, t);
-    pt_copy_small(b->p + b->len, t.ptr, t.len);
+    pt_copy_slack(b->p + b->len, t.ptr, t.len); /* t: in a pbuf or the arena */
     b->len += t.len;
     panto_event *ev;
     if (direct && s->direct && s->q_len == 0) {
@@ -2438,12 +2557,13 @@ const jnode *pt_parse_json(panto_stream *s, const sse_event *ev) {
 }
 
 int pt_fast_unescape(panto_stream *s, const uint8_t *b, size_t st, size_t e, panto_str *out) {
-    jnode n;
-    n.type = JV_STRING;
-    n.escaped = 1;
-    n.p = (const char *)b + st;
-    n.len = e - st;
-    return pt_str(s, &n, out);
+    /* b is the input or the SSE parser's data: a pbuf, with its slack */
+    uint8_t *dst = pt_parena_alloc(&s->arena, e - st); /* never longer */
+    if (!dst)
+        return pt_nomem(s);
+    out->ptr = (const char *)dst;
+    out->len = pt_json_unescape_slack(b + st, e - st, dst);
+    return 0;
 }
 
 int pt_str(panto_stream *s, const jnode *n, panto_str *out) {
