@@ -5,12 +5,15 @@
 - the installed ``panto`` is imported first (see below).
 - ``repo_root``: the repository checkout.
 - ``fixtures_dir``: ``tests/fixtures`` (the shared ``.sse`` + ``.json`` pairs).
+- ``decoder_path``: a module that uses it runs every test twice, on
+  StreamDecoder's C path and on its cffi fallback.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,6 +47,19 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
     return REPO_ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="module", params=["c-path", "cffi-path"])
+def decoder_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """StreamDecoder on the C path (panto._fastevents builds the events) or
+    on the cffi fallback (used when the extension is missing), for a whole
+    module: ``pytestmark = pytest.mark.usefixtures("decoder_path")``."""
+    import panto.decoder as decoder
+
+    on = request.param == "c-path"
+    assert decoder._set_fast(on) is on, "panto._fastevents is not built"
+    yield request.param
+    decoder._set_fast(True)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -30,17 +30,9 @@ from panto.events import (
     event_to_dict,
 )
 
-
 # Every test here runs twice: on the C path (panto._fastevents builds the
-# events) and on the cffi fallback (used when the extension is missing).
-@pytest.fixture(autouse=True, scope="module", params=["c-path", "cffi-path"])
-def decoder_path(request):
-    import panto.decoder as decoder
-
-    on = request.param == "c-path"
-    assert decoder._set_fast(on) is on, "panto._fastevents is not built"
-    yield request.param
-    decoder._set_fast(True)
+# events) and on the cffi fallback (decoder_path, tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("decoder_path")
 
 
 def sse(event: str | None, data: object) -> str:
