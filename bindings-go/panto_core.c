@@ -1191,7 +1191,7 @@ static size_t utf8_put(uint32_t cp, uint8_t *o)
 }
 
 /* Decode the (validated) escape at s[*i] == '\\' into o; returns its size. */
-static inline size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
+static size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
 {
     uint8_t e = s[*i + 1];
     *i += 2;
@@ -1215,6 +1215,23 @@ static inline size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o)
     }
 }
 
+/* The escaped string body s[0..len) (validated) unescaped into dst, which
+ * has room for len bytes: its length. */
+static size_t unescape_into(const uint8_t *s, size_t len, uint8_t *dst)
+{
+    size_t i = 0, o = 0;
+    while (i < len) {
+        const uint8_t *bs = memchr(s + i, '\\', len - i);
+        size_t run = bs ? (size_t)(bs - (s + i)) : len - i;
+        memcpy(dst + o, s + i, run);
+        o += run;
+        i += run;
+        if (i < len)
+            o += unescape_one(s, &i, dst + o);
+    }
+    return o;
+}
+
 int pt_json_string(const jnode *n, parena *a, panto_str *out)
 {
     if (n == NULL || n->type != JV_STRING)
@@ -1228,35 +1245,7 @@ int pt_json_string(const jnode *n, parena *a, panto_str *out)
     uint8_t *dst = pt_parena_alloc(a, n->len);
     if (dst == NULL)
         return -1;
-    const uint8_t *s = (const uint8_t *)n->p;
-    size_t i = 0, o = 0, len = n->len;
-    while (i < len) {
-#ifdef PT_SSE2
-        /* 16 bytes at a time, stored whole up to the next escape (o <= i,
-         * so the store stays inside dst): no call and no length-dependent
-         * copy per run -- deltas are short and have an escape or two. */
-        if (len - i >= 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-            _mm_storeu_si128((__m128i *)(void *)(dst + o), v);
-            unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')));
-            if (m == 0) {
-                i += 16;
-                o += 16;
-                continue;
-            }
-            size_t k = (size_t)__builtin_ctz(m);
-            i += k;
-            o += k;
-            o += unescape_one(s, &i, dst + o);
-            continue;
-        }
-#endif
-        /* the last bytes: up to the next escape one at a time */
-        while (i < len && s[i] != '\\')
-            dst[o++] = s[i++];
-        if (i < len)
-            o += unescape_one(s, &i, dst + o);
-    }
+    size_t o = unescape_into((const uint8_t *)n->p, n->len, dst);
     out->ptr = (const char *)dst;
     out->len = o;
     return 0;
@@ -1264,8 +1253,8 @@ int pt_json_string(const jnode *n, parena *a, panto_str *out)
 
 size_t pt_json_unescape_slack(const uint8_t *s, size_t len, uint8_t *dst)
 {
-    size_t i = 0, o = 0;
 #ifdef PT_SSE2
+    size_t i = 0, o = 0;
     while (i < len) {
         /* whole 16-byte moves: the bytes past the end are slack */
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
@@ -1283,15 +1272,10 @@ size_t pt_json_unescape_slack(const uint8_t *s, size_t len, uint8_t *dst)
         o += k;
         o += unescape_one(s, &i, dst + o);
     }
-#else
-    while (i < len) {
-        if (s[i] == '\\')
-            o += unescape_one(s, &i, dst + o);
-        else
-            dst[o++] = s[i++];
-    }
-#endif
     return o;
+#else
+    return unescape_into(s, len, dst);
+#endif
 }
 
 int pt_json_string_eq(const jnode *n, const char *str)
