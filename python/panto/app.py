@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .lua import LoadReport, LuaToolSource
     from .lua.lazy import LazyLuaToolSource
     from .sessions import LoadedSession, SessionStore
+    from .skills import Skills
     from .system_prompt import SystemPrompt
     from .tools import Tool
 
@@ -106,6 +107,9 @@ class AgentSession:
     loaded: LoadedSession | None
     extensions: Extensions
     system_prompt: SystemPrompt
+    #: The Agent Skills found for this session (panto.skills); ``/skill:NAME``
+    #: runs one.
+    skills: Skills = field(default_factory=lambda: _no_skills())
     #: Things worth telling the user (no earlier session to continue, the
     #: session's model is unavailable, extension errors...), one line each.
     notices: list[str] = field(default_factory=list)
@@ -220,10 +224,12 @@ def open_session(
         decls = [t.decl for t in tools]
         if ext.source is not None:
             decls += list(ext.source.decls())
+        skills, skills_part = _skills(config, cwd_s, env, note)
         prompt = sp.build(
             config,
             cwd=cwd_s,
             tools=decls,
+            skills=skills_part,
             extension_parts=ext.prompt_parts(
                 {"cwd": cwd_s, "model": config.model_spec, "tools": [d.name for d in decls]}
             ),
@@ -257,7 +263,48 @@ def open_session(
     except BaseException:
         store.close()
         raise
-    return AgentSession(agent, store, loaded, ext, prompt, notices)
+    return AgentSession(agent, store, loaded, ext, prompt, skills, notices)
+
+
+# -- skills ------------------------------------------------------------------------
+
+
+def _no_skills() -> Skills:
+    from .skills import Skills
+
+    return Skills()
+
+
+def _skills(
+    config: Config, cwd: str, env: Mapping[str, str] | None, note: Callable[[str], None]
+) -> tuple[Skills, tuple[str, str] | None]:
+    """The skills for ``cwd`` and their system-prompt part (origin, text);
+    project skills only in a trusted project."""
+    from . import skills as sk
+    from .models import model_info
+
+    found = sk.discover(
+        cwd, project=project_trusted(config, cwd, env), paths=config.skill_paths, env=env
+    )
+    for w in found.warnings:
+        note(w)
+    if not found.skills or not config.skills_enabled:  # /skill:NAME works all the same
+        return found, None
+    part = sk.listing(found, context_window=model_info(config).context_window)
+    for w in part.warnings:
+        note(w)
+    if not part.text:
+        return found, None
+    origin = f"{len(part.listed)} skill(s) from " + ", ".join(
+        sorted({str(s.location.parent.parent) for s in found.skills if s.name in part.listed})
+    )
+    return found, (origin, part.text)
+
+
+def project_trusted(config: Config, cwd: str, env: Mapping[str, str] | None = None) -> bool:
+    """Is the project holding ``cwd`` trusted (its skills, extensions and
+    code-running keys apply)?"""
+    return True  # TODO(trust): the trust store decides once it lands
 
 
 # -- the session store -------------------------------------------------------------

@@ -15,9 +15,10 @@ In order:
    no ``AGENTS.md``) from the user's config dir, then from every directory
    from the repository root down to the working directory, each under its
    path.
-3. **extension parts**: what Lua extensions contribute
+3. **skills**: the ``<available_skills>`` listing (panto.skills).
+4. **extension parts**: what Lua extensions contribute
    (``panto.ext.system_prompt``), each under its entry name.
-4. **appends**: the user's and the project's ``APPEND_SYSTEM.md``, the
+5. **appends**: the user's and the project's ``APPEND_SYSTEM.md``, the
    ``append_system_prompt`` key, ``--append-system-prompt``.
 
 :func:`build` returns a :class:`SystemPrompt`: its ``text`` is what the
@@ -233,6 +234,7 @@ def build(
     cwd: str | os.PathLike[str] | None = None,
     tools: Iterable[ToolDecl] = (),
     extension_parts: Iterable[tuple[str, str]] = (),
+    skills: tuple[str, str] | None = None,
     system_prompt: str | None = None,
     append_system_prompt: str | None = None,
     env: Mapping[str, str] | None = None,
@@ -241,7 +243,8 @@ def build(
     """Assemble the system prompt for ``cwd`` (see the module docstring).
 
     ``system_prompt``/``append_system_prompt`` are the explicit values (the
-    command line's); ``config`` supplies the configured ones."""
+    command line's); ``config`` supplies the configured ones.  ``skills`` is
+    the ``<available_skills>`` part (origin, text) from panto.skills."""
     from .config import find_project_dir
 
     cwd_p = Path(cwd if cwd is not None else os.getcwd())
@@ -255,6 +258,8 @@ def build(
             parts.append(
                 Part("context", _shown(f, env), f"Instructions from {f}:\n\n{text.strip()}")
             )
+    if skills is not None and skills[1].strip():
+        parts.append(Part("skills", skills[0], skills[1]))
     for origin, text in extension_parts:
         parts.append(Part("extension", origin, text))
     for d in (user, project):

@@ -390,6 +390,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say_resumed(session.store.session_id, loaded)
     try:
         if prompt is not None:
+            from ..skills import expand_command
+
+            try:
+                prompt = expand_command(session.skills, prompt) or prompt
+            except LookupError as e:
+                print(f"panto: {e}", file=sys.stderr)
+                return 2
             return one_shot(agent, prompt, args.output_format or "text")
         from ..sessions import FSJSONLStore
         from .repl import Interactive
@@ -399,6 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             session.extensions,
             prefill=loaded.dangling_user if loaded is not None else None,
             system_prompt=session.system_prompt,
+            skills=session.skills,
         )
         if isinstance(session.store, FSJSONLStore):
             durability = config.session_durability

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from ..agent import Agent
     from ..app import Extensions
     from ..sessions import SessionStore
+    from ..skills import Skills
     from ..system_prompt import SystemPrompt
 
 __all__ = ["Interactive", "BUILTIN_COMMANDS", "help_text", "HELP", "prompt_string"]
@@ -76,6 +77,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "label": ("[NAME]", "name the current entry (no NAME: remove its label)"),
     "tools": ("", "list the tools the model can call, with their owners"),
     "extensions": ("", "list the Lua extension entries: source, and whether active"),
+    "skills": ("", "list the Agent Skills found; /skill:NAME [ARGS] runs one"),
     "exit": ("", "quit (also Ctrl-D)"),
 }
 
@@ -125,12 +127,16 @@ class Interactive:
         *,
         prefill: str | None = None,
         system_prompt: SystemPrompt | None = None,
+        skills: Skills | None = None,
     ) -> None:
         from ..app import Extensions
+        from ..skills import Skills
 
         self.agent = agent
         #: the assembled system prompt with its parts' origins, for /context
         self.system_prompt = system_prompt
+        #: the Agent Skills for /skills and /skill:NAME
+        self.skills = skills if skills is not None else Skills()
         self.ext = ext if ext is not None else Extensions()
         # makes the fresh session /clear switches to (None: no sessions)
         self.new_store: Callable[[], SessionStore] | None = None
@@ -350,11 +356,36 @@ class Interactive:
             self.list_tools()
         elif name == "/extensions":
             self.list_extensions()
+        elif name == "/skills":
+            self.list_skills()
+        elif name.startswith("/skill:"):
+            self.run_skill(text)
         elif name[1:] in self.ext.commands():
             self.lua_command(name[1:], arg)
         else:
             print(f"unknown command {name} (try /help; // sends a line starting with /)")
         return False
+
+    def list_skills(self) -> None:
+        if not self.skills.skills:
+            print(self._dim("no skills found (folders with a SKILL.md; see docs/skills.md)"))
+            return
+        for s in self.skills.skills:
+            hidden = self._dim(" (hidden from the model)") if s.hidden else ""
+            print(f"/skill:{s.name}{hidden}  {one_line(s.description, 70)}")
+            print(self._dim(f"  {s.location}"))
+
+    def run_skill(self, text: str) -> None:
+        """``/skill:NAME args``: the skill's body and the arguments as a prompt."""
+        from ..skills import expand_command
+
+        try:
+            prompt = expand_command(self.skills, text)
+        except LookupError as e:
+            self._error(e)
+            return
+        if prompt is not None:
+            self.turn(prompt)
 
     def switch_model(self, arg: str) -> None:
         agent = self.agent

@@ -234,6 +234,10 @@ class Config:
     compaction_auto: bool = _default("compaction_auto")
     compaction_threshold: float = _default("compaction_threshold")
     compaction_reserve_tokens: int = _default("compaction_reserve_tokens")
+    #: Agent Skills (panto.skills): list them in the system prompt, and
+    #: more directories to search.
+    skills_enabled: bool = _default("skills_enabled")
+    skill_paths: list[str] = field(default_factory=list)
     #: ``[models."provider/model"]`` overrides of the model table (panto.models).
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     providers: dict[str, ProviderConfig] = field(

@@ -432,6 +432,7 @@ SCHEMA = Table(
             }
         ),
         "cache": Table({"enabled": Bool(), "ttl": Enum("5m", "1h")}),
+        "skills": Table({"enabled": Bool(), "paths": StrList("an array of directories")}),
         "compaction": Table(
             {
                 "auto": Bool(),
@@ -484,6 +485,8 @@ KEYS: tuple[Key, ...] = (
     Key(("compaction", "auto"), "compaction_auto"),
     Key(("compaction", "threshold"), "compaction_threshold"),
     Key(("compaction", "reserve_tokens"), "compaction_reserve_tokens"),
+    Key(("skills", "enabled"), "skills_enabled", "PANTO_SKILLS"),
+    Key(("skills", "paths"), "skill_paths"),
     Key(("models",), "models"),
 )
 
