@@ -479,6 +479,9 @@ class Turn:
             model=ev.message.model or cfg.model,
         )
         calls = msg.tool_uses
+        if calls:
+            msg = _unique_call_ids(msg, self.ctx.conversation.messages)
+            calls = msg.tool_uses
         extra: list[Message] = []
         if calls:
             if self.rounds >= cfg.max_tool_rounds:
@@ -623,6 +626,31 @@ class Turn:
     def _expect(self, phase: Phase) -> None:
         if self.phase is not phase:
             raise PantoError(f"turn: expected phase {phase.value}, not {self.phase.value}")
+
+
+def _unique_call_ids(msg: Message, history: Sequence[Message]) -> Message:
+    """``msg`` with a fresh id for each tool call whose id an earlier call
+    (of ``msg`` or of ``history``) already has: two calls with one id would
+    both run, and providers reject a history where ids repeat.  The fresh id
+    is the old one with a ``_dupN`` suffix."""
+    ids = [c.id for c in msg.tool_uses]
+    if len(set(ids)) == len(ids) and not any(
+        isinstance(b, ToolUse) and b.id in ids for m in history for b in m.content
+    ):
+        return msg
+    seen = {b.id for m in history for b in m.content if isinstance(b, ToolUse)}
+    content: list[Any] = []
+    for b in msg.content:
+        if isinstance(b, ToolUse):
+            if b.id in seen:
+                n = 2
+                while f"{b.id}_dup{n}" in seen or f"{b.id}_dup{n}" in ids:
+                    n += 1
+                logger.info("tool call id %r repeats; renamed %r", b.id, f"{b.id}_dup{n}")
+                b = dataclasses.replace(b, id=f"{b.id}_dup{n}")
+            seen.add(b.id)
+        content.append(b)
+    return dataclasses.replace(msg, content=tuple(content))
 
 
 def _checked_images(o: ToolOutput) -> ToolOutput:

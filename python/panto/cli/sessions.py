@@ -228,8 +228,12 @@ def _backend(args: argparse.Namespace) -> Any:
 
 
 def _fail(exc: BaseException) -> int:
+    """One line on stderr; status 2 for a configuration mistake (a session
+    URL that does not parse), else 1."""
+    from ..errors import ConfigError
+
     print(f"panto sessions: {exc}", file=sys.stderr)
-    return 1
+    return 2 if isinstance(exc, ConfigError) else 1
 
 
 def _tree_main(argv: list[str]) -> int:

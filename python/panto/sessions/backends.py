@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import SessionError
+from ..errors import ConfigError, SessionError
 from ..paths import panto_home
 from .base import Durability, LoadedSession, SessionStore, TreeNode
 from .catalog import SessionInfo, find_most_recent_session, list_sessions, resolve_session_id
@@ -24,7 +24,20 @@ from .context import build_context, entries_of, tree
 from .fastload import FORMAT_VERSION, check_header, dump_line
 from .jsonl import FSJSONLStore, cwd_slug, default_sessions_dir, read_session
 
-__all__ = ["SessionBackend", "fork_session", "open_backend", "parse_entries", "session_url"]
+__all__ = [
+    "SessionBackend",
+    "SessionURLError",
+    "fork_session",
+    "open_backend",
+    "parse_entries",
+    "session_url",
+]
+
+
+class SessionURLError(SessionError, ConfigError):
+    """A session store URL that does not parse (``postgresql:/db`` with a
+    slash missing, an unknown scheme): a configuration mistake (the CLI
+    exits with status 2), never a directory of that name."""
 
 
 class SessionBackend(Protocol):
@@ -293,8 +306,13 @@ def session_url(config: Any = None) -> str | None:
 def open_backend(spec: Any = None, *, durability: Durability | None = None) -> SessionBackend:
     """The backend for ``spec``: a ``Config`` (``[session]`` keys), a URL
     (``sqlite:///path``, ``postgresql://...``), a directory of JSONL
-    sessions, or None (``PANTO_SESSION_URL``, else the default directory)."""
+    sessions, or None (``PANTO_SESSION_URL``, else the default directory).
+    A string that starts like a URL (``scheme:``) but is not one that panto
+    knows, or a configured URL that is not one, is a ``SessionURLError``."""
     sdir: str | None = None
+    # a URL from the configuration ([session] url, PANTO_SESSION_URL) must be
+    # one; a string argument may also name a directory of JSONL sessions
+    from_config = spec is None or not isinstance(spec, (str, os.PathLike))
     if spec is None or isinstance(spec, (str, os.PathLike)):
         url = os.fspath(spec) if spec is not None else session_url(None)
     else:
@@ -305,6 +323,29 @@ def open_backend(spec: Any = None, *, durability: Durability | None = None) -> S
     dur: Durability = durability or "fsync"  # type: ignore[assignment]
     if url is None:
         return JSONLBackend(sdir, dur)
+    if from_config or _has_scheme(url):
+        return _url_backend(url, dur)
+    return JSONLBackend(url, dur)
+
+
+def _has_scheme(s: str) -> bool:
+    """Does ``s`` start with ``scheme:`` (a URL, not a directory)?  (No
+    ``re``: this is on the start-up path.)"""
+    scheme, colon, _ = s.partition(":")
+    return (
+        bool(colon)
+        and len(scheme) > 1
+        and scheme[0].isascii()
+        and scheme[0].isalpha()
+        and all(c.isascii() and (c.isalnum() or c in "+.-") for c in scheme)
+    )
+
+
+def _url_backend(url: str, dur: Durability) -> SessionBackend:
+    """The database backend of ``url``; ``SessionURLError`` when it does not
+    parse (the message never shows a password)."""
+    from .postgres import safe_url
+
     if url.startswith("sqlite:"):
         from .sqlite import SQLiteDialect
 
@@ -312,20 +353,22 @@ def open_backend(spec: Any = None, *, durability: Durability | None = None) -> S
         if rest.startswith("///"):
             path = rest[3:]  # sqlite:////abs and sqlite:///rel, as SQLAlchemy spells them
         elif rest.startswith("//"):
-            raise SessionError(f"{url}: a sqlite URL is sqlite:///path (three slashes)")
+            raise SessionURLError(f"{url}: a sqlite URL is sqlite:///path (three slashes)")
         else:
             path = rest
         if not path:
-            raise SessionError(f"{url}: no database path")
+            raise SessionURLError(f"{url}: no database path")
         return SQLBackend(SQLiteDialect(os.path.expanduser(path)), "sqlite", dur)  # type: ignore[return-value]
     if url.startswith(("postgresql://", "postgres://")):
         from .postgres import dialect_for
 
         return SQLBackend(dialect_for(url), "postgres", dur)  # type: ignore[return-value]
-    if "://" in url:
-        from .postgres import safe_url
-
-        raise SessionError(
-            f"unknown session store URL {safe_url(url)!r}: sqlite:///path or postgresql://..."
+    if url.startswith(("postgresql:", "postgres:")):
+        raise SessionURLError(
+            f"session store URL {safe_url(url)!r} does not parse: a PostgreSQL URL is "
+            "postgresql://[user@]host[:port]/db (two slashes after the colon)"
         )
-    return JSONLBackend(url, dur)
+    raise SessionURLError(
+        f"unknown session store URL {safe_url(url)!r}: sqlite:///path or postgresql://..."
+        + ("" if _has_scheme(url) else " (a directory of JSONL files is [session] dir)")
+    )
