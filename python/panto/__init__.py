@@ -47,6 +47,8 @@ _LAZY: dict[str, str] = {
     "ToolCallStart": "events",
     "ToolResult": "events",
     "ProviderRetry": "events",
+    "CompactionStart": "events",
+    "CompactionEnd": "events",
     "SSEEvent": "events",
     "event_to_dict": "events",
     # conversation model
@@ -158,6 +160,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from .events import (
         BlockComplete,
         BlockStart,
+        CompactionEnd,
+        CompactionStart,
         ContentDelta,
         Event,
         MessageComplete,

@@ -1,8 +1,8 @@
 """Events of a decoded stream and of an agent turn.
 
 The first six mirror the C core's ``panto_event`` kinds; ``ToolCallStart``,
-``ToolResult`` and ``ProviderRetry`` come from the agent loop; ``SSEEvent`` from
-the raw ``sse`` wire.  All are frozen slotted dataclasses.
+``ToolResult``, ``ProviderRetry``, ``CompactionStart`` and ``CompactionEnd``
+come from the agent loop; ``SSEEvent`` from the raw ``sse`` wire.  All are frozen slotted dataclasses.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ __all__ = [
     "BlockComplete",
     "BlockKind",
     "BlockStart",
+    "CompactionEnd",
+    "CompactionStart",
     "ContentDelta",
     "Event",
     "MessageComplete",
@@ -118,6 +120,36 @@ class ProviderRetry:
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionStart:
+    """Auto-compaction begins (before a provider round of a turn): the
+    context, ``tokens`` (estimated), reached the limit ``limit`` of the
+    model's context ``window`` (``[compaction] threshold`` and
+    ``reserve_tokens``).  The model is asked for a summary of the older
+    messages; a ``CompactionEnd`` follows (unless the turn is cancelled,
+    which leaves the conversation and the session as they were)."""
+
+    tokens: int
+    limit: int
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionEnd:
+    """Auto-compaction ended: ``messages`` older messages became a summary,
+    the context went from ``tokens_before`` to about ``tokens_after`` tokens,
+    and the session recorded a ``compaction`` entry (``entry_id``; the full
+    history stays in the session: branch before it to undo).  ``error`` is
+    set when it failed: then nothing changed and the turn goes on with the
+    full context."""
+
+    tokens_before: int
+    tokens_after: int
+    messages: int
+    entry_id: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class SSEEvent:
     """One raw server-sent event (the ``sse`` wire)."""
 
@@ -137,6 +169,8 @@ Event = Union[  # noqa: UP007 - a runtime alias
     ToolCallStart,
     ToolResult,
     ProviderRetry,
+    CompactionStart,
+    CompactionEnd,
     SSEEvent,
 ]
 
@@ -150,6 +184,8 @@ _TYPE_NAMES = {
     ToolCallStart: "tool_call_start",
     ToolResult: "tool_result",
     ProviderRetry: "provider_retry",
+    CompactionStart: "compaction_start",
+    CompactionEnd: "compaction_end",
     SSEEvent: "sse",
 }
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..config import Config
@@ -96,6 +96,7 @@ class Agent:
         #: id(message) -> (message, store entry id), for compaction's first_kept_id
         self._entry_ids: dict[int, tuple[Message, str]] = {}
         self._window: tuple[Any, int | None] = (None, None)
+        self._last_compaction_id: str | None = None
         self._adopt_entry_ids(self.conversation, entry_ids)
         # the system prompt of a new conversation: ``system_prompt`` (the one
         # panto.app assembles from parts), else the configured text as is
@@ -177,11 +178,17 @@ class Agent:
             raise SessionError("this session is not saved: there is no tree to branch in")
         self._cancel_active()
         loaded = branch(entry_id)
+        self.adopt(loaded)
+        return loaded
+
+    def adopt(self, loaded: Any) -> None:
+        """Make a store's ``LoadedSession`` the live conversation (after the
+        store was reopened, e.g. a failed turn's prompt taken back out), with
+        its entry ids: auto-compaction names the first kept message by them."""
         self.conversation.clear()
         self.conversation.extend(loaded.conversation)
         self._entry_ids = {}
         self._adopt_entry_ids(loaded.conversation, getattr(loaded, "entry_ids", None))
-        return loaded
 
     def compact(self, prompt: str | None = None, extra: str | None = None) -> Compaction | None:
         """Replace the conversation (all but the system prompt) with a
@@ -197,7 +204,13 @@ class Agent:
         return self._compact(prompt, extra, keep_recent=False)
 
     def _compact(
-        self, prompt: str | None, extra: str | None, *, keep_recent: bool, **info: Any
+        self,
+        prompt: str | None,
+        extra: str | None,
+        *,
+        keep_recent: bool,
+        on_child: Callable[[Stream | None], None] | None = None,
+        **info: Any,
     ) -> Compaction | None:
         from . import compaction as c
 
@@ -207,20 +220,20 @@ class Agent:
         cut = len(body)
         first_kept: str | None = None
         if keep_recent:
-            cut = c.cut_point(body, c.keep_budget(self._context_window()))
-            if cut < len(body):
-                first_kept = self._entry_id(body[cut])
-                if first_kept is None and self.store is not None:
-                    cut = len(body)  # the store could not replay the tail: keep none
+            cut = self._kept_from(body, c.cut_point(body, c.keep_budget(self._context_window())))
+            if cut is None:
+                return None  # the store could not replay a kept tail: no compaction
+            first_kept = self._entry_id(body[cut]) if cut < len(body) else None
         old = body[:cut]
         if not old:
             return None
         prompt = self.compaction_prompt(prompt or c.DEFAULT_COMPACTION_PROMPT, extra, **info)
-        summary = self._summarize(c.summary_conversation(old, prompt, extra))
+        summary = self._summarize(c.summary_conversation(old, prompt, extra), on_child)
         result = c.Compaction(summary, c.context_tokens(body), len(old))
         append_compaction = getattr(self.store, "append_compaction", None)
         if append_compaction is not None:
-            append_compaction(summary, first_kept, result.tokens_before)
+            entry = append_compaction(summary, first_kept, result.tokens_before)
+            self._last_compaction_id = str(entry) if entry is not None else None
         self.conversation.clear()
         self.conversation.extend(system)
         self.conversation.append(c.compaction_summary_message(summary))
@@ -228,12 +241,35 @@ class Agent:
         self._prune_entry_ids()
         return result
 
-    def _summarize(self, request: Conversation) -> str:
+    def _kept_from(self, body: Sequence[Message], cut: int) -> int | None:
+        """Where auto-compaction's kept tail starts: at ``cut`` (from
+        ``compaction.cut_point``), but never after the prompt the turn is
+        about to answer (it is kept verbatim, never summarized), and at a
+        message whose store entry id is known (the ``compaction`` entry names
+        it as ``first_kept_id``; a resume replays the tail from there).  None
+        when no such message exists: better no compaction than one that
+        summarizes the prompt or keeps nothing."""
+        from .compaction import is_compaction_summary
+
+        if body and body[-1].role == "user" and not is_compaction_summary(body[-1]):
+            cut = min(cut, len(body) - 1)
+        if self.store is None or cut >= len(body):
+            return cut
+        while cut < len(body) and (body[cut].role == "tool" or self._entry_id(body[cut]) is None):
+            cut += 1
+        return cut if cut < len(body) else None
+
+    def _summarize(
+        self, request: Conversation, on_child: Callable[[Stream | None], None] | None = None
+    ) -> str:
         """Run the summarizing turn on ``request`` (no tools, no hooks,
         nothing persisted; this agent's connection pool) and return the
-        summary."""
+        summary.  ``on_child`` gets the summarizing stream while it runs
+        (then None), so the turn that asked for it can cancel it; a
+        cancelled summary raises ``CompactionCancelled``."""
         from ..providers import make_provider
         from . import compaction as c
+        from .turn import Phase
 
         config = self.config
 
@@ -247,9 +283,18 @@ class Agent:
                 http_client=self._http_client,
             )
 
-        with Stream(open_turn) as stream:
-            for _ in stream:
-                pass
+        stream = Stream(open_turn)
+        if on_child is not None:
+            on_child(stream)
+        try:
+            with stream:
+                for _ in stream:
+                    pass
+        finally:
+            if on_child is not None:
+                on_child(None)
+        if stream.turn is None or stream.turn.phase is Phase.CANCELLED:
+            raise c.CompactionCancelled("compaction cancelled; the conversation was not changed")
         return c.summary_of(request, config.model_spec)
 
     def _context_window(self) -> int | None:
@@ -260,20 +305,33 @@ class Agent:
             self._window = (cfg, window)
         return self._window[1]
 
-    def _auto_compact(self) -> None:
+    def _auto_compact(self, on_child: Callable[[Stream | None], None] | None = None) -> Any:
         """Auto-compaction (run by a turn between provider rounds when the
         context is full): the older part of the conversation becomes a
-        summary, the recent part stays verbatim.  A failure is logged and
-        the turn goes on with the full context."""
+        summary, the recent part stays verbatim.  Returns the
+        ``CompactionEnd`` event to yield, or None when there was nothing to
+        compact.  A failure is the event's ``error``; the turn goes on with
+        the full context.  A cancel (the turn's, through ``on_child``, or
+        Ctrl-C) leaves the conversation and the session as they were."""
+        from ..events import CompactionEnd
+        from . import compaction as c
+
+        before = c.context_tokens(m for m in self.conversation if m.role != "system")
+        self._last_compaction_id = None
         try:
-            res = self._compact(None, None, keep_recent=True, auto=True)
+            res = self._compact(None, None, keep_recent=True, on_child=on_child, auto=True)
+        except c.CompactionCancelled:
+            return None
         except PantoError as exc:
             log.warning("auto-compaction failed (the conversation is unchanged): %s", exc)
-            return
-        if res is not None:
-            log.info(
-                "auto-compacted %d messages (~%d tokens)", res.messages_before, res.tokens_before
-            )
+            return CompactionEnd(before, before, 0, None, str(exc))
+        if res is None:
+            return None
+        log.info("auto-compacted %d messages (~%d tokens)", res.messages_before, res.tokens_before)
+        after = sum(c.estimate_tokens(m) for m in self.conversation)
+        return CompactionEnd(
+            res.tokens_before, after, res.messages_before, self._last_compaction_id
+        )
 
     # -- the model ----------------------------------------------------------------
 

@@ -35,6 +35,7 @@ __all__ = [
     "COMPACTION_SUMMARY_SUFFIX",
     "DEFAULT_COMPACTION_PROMPT",
     "Compaction",
+    "CompactionCancelled",
     "compaction_due",
     "compaction_summary_message",
     "context_tokens",
@@ -78,6 +79,11 @@ class Compaction:
     tokens_before: int
     #: how many messages (not counting the system prompt) the summary replaced
     messages_before: int
+
+
+class CompactionCancelled(PantoError):
+    """The summary request was cancelled (the turn that asked for it was);
+    nothing changed."""
 
 
 def _clip(text: str, limit: int) -> str:

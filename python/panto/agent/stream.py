@@ -31,6 +31,11 @@ batches get ``cancel()``, native tool threads are abandoned, and the
 conversation is left valid for the next turn (every tool call gets a result;
 the ones that did not finish get an ``is_error`` ``"cancelled"`` result).
 
+Auto-compaction, when a round starts with the context full: a
+``CompactionStart`` event, the summary request (a child stream, cancelled
+with this one), then ``CompactionEnd`` (also on a failure, with ``error``);
+a cancel in between leaves the conversation and the session as they were.
+
 Agent hooks: every dispatched call passes through ``before_tool_call`` and
 its result through ``after_tool_call``, both on the call's dispatch thread;
 ``turn_end`` runs once when the turn ends -- after the final
@@ -102,6 +107,8 @@ class _Driver:
         self._cancel = threading.Event()
         self._resp: Any = None
         self._ended = False
+        #: the summarizing stream of an auto-compaction in progress
+        self._child: Any = None
 
     @property
     def done(self) -> bool:
@@ -145,6 +152,26 @@ class _Driver:
             dispatch.cancel_owners(turn.cancel())
         else:
             dispatch.cancel_owners(turn.fail(str(exc) or type(exc).__name__))
+
+    def _set_child(self, child: Any) -> None:
+        """The auto-compaction's summarizing stream (None when it ended):
+        closed when this stream is."""
+        self._child = child
+        if child is not None and self._cancel.is_set():
+            child.close()
+
+    def _close_child(self) -> None:
+        child = self._child
+        if child is not None:
+            child.close()
+
+    def _compaction_done(self, end: Any) -> Event | None:
+        """After ``ctx.compact``: raise ``_Cancelled`` when this stream was
+        cancelled meanwhile; else the ``CompactionEnd`` event to yield."""
+        self._child = None
+        if self._cancel.is_set():
+            raise _Cancelled()
+        return end  # type: ignore[no-any-return]
 
     def _turn_end_info(self) -> dict[str, Any] | None:
         if self._ended:
@@ -209,6 +236,7 @@ class Stream(_Driver):
     cancel = close
 
     def _interrupt(self) -> None:
+        self._close_child()
         resp = self._resp
         if resp is not None:
             tp.shutdown_socket(resp)
@@ -229,7 +257,14 @@ class Stream(_Driver):
                 phase = turn.phase
                 if phase is _REQUESTING:
                     if turn.compaction_due():
-                        turn.ctx.compact()  # type: ignore[misc]
+                        yield turn.compaction_start()
+                        try:
+                            end = turn.ctx.compact(self._set_child)  # type: ignore[misc]
+                        finally:
+                            self._child = None
+                        end = self._compaction_done(end)
+                        if end is not None:
+                            yield end
                     req = turn.request()
                     try:
                         yield from self._attempt(turn, req)
@@ -411,6 +446,7 @@ class AsyncStream(_Driver):
             return
         self._closed = True
         self._cancel.set()
+        self._close_child()
         if self._resp is not None:
             tp.shutdown_socket(self._resp)
         if self._aq is not None:
@@ -424,6 +460,7 @@ class AsyncStream(_Driver):
         """Synchronous cancel request (e.g. from a signal handler or another
         thread): the running ``__anext__`` notices it and ends."""
         self._cancel.set()
+        self._close_child()
         if self._resp is not None:
             tp.shutdown_socket(self._resp)
         loop, q = self._loop, self._aq
@@ -448,7 +485,15 @@ class AsyncStream(_Driver):
                 phase = turn.phase
                 if phase is _REQUESTING:
                     if turn.compaction_due():
-                        await asyncio.to_thread(turn.ctx.compact)  # type: ignore[arg-type]
+                        yield turn.compaction_start()
+                        try:
+                            end = await asyncio.to_thread(turn.ctx.compact, self._set_child)  # type: ignore[arg-type]
+                        finally:
+                            self._close_child()  # a cancelled task leaves the thread running
+                            self._child = None
+                        end = self._compaction_done(end)
+                        if end is not None:
+                            yield end
                     req = turn.request()
                     try:
                         async for ev in self._attempt(turn, req):

@@ -51,6 +51,7 @@ from ..errors import PantoError, ProviderError, TruncatedStream
 from ..events import (
     BlockComplete,
     BlockStart,
+    CompactionStart,
     ContentDelta,
     Event,
     MessageComplete,
@@ -110,8 +111,11 @@ class TurnContext:
     #: () -> httpx.Client, and () -> httpx.AsyncClient for the running loop
     http_client: Callable[[], Any] | None = None
     async_http_client: Callable[[], Any] | None = None
-    #: auto-compaction: () -> None, run by the driver when ``compaction_due()``
-    compact: Callable[[], Any] | None = None
+    #: auto-compaction, run by the driver when ``compaction_due()``:
+    #: ``compact(on_child)`` -> the ``CompactionEnd`` event or None;
+    #: ``on_child`` gets the summarizing stream while it runs (then None), so
+    #: a cancel of the turn cancels it too
+    compact: Callable[[Callable[[Any], None]], Any] | None = None
     #: the model's context window in tokens (None: unknown, no auto-compaction)
     context_window: int | None = None
 
@@ -345,6 +349,17 @@ class Turn:
             cfg.compaction_threshold,
             cfg.compaction_reserve_tokens,
         )
+
+    def compaction_start(self) -> CompactionStart:
+        """The event that announces the auto-compaction ``compaction_due()``
+        asked for: the context's size, the limit it reached, the window."""
+        from .compaction import context_tokens
+
+        cfg = self.config
+        window = self.ctx.context_window or 0
+        used = context_tokens(m for m in self.ctx.conversation.messages if m.role != "system")
+        limit = int(min(cfg.compaction_threshold * window, window - cfg.compaction_reserve_tokens))
+        return CompactionStart(used, limit, window)
 
     def request(self) -> PreparedRequest:
         """The request of this round's next attempt; the phase becomes

@@ -34,6 +34,8 @@ from typing import IO, Any
 from ..events import (
     BlockComplete,
     BlockStart,
+    CompactionEnd,
+    CompactionStart,
     ContentDelta,
     MessageComplete,
     ProviderRetry,
@@ -120,6 +122,26 @@ def usage_line(usage: Any, seconds: float, cost: float | None = None) -> str:
 
 
 _HUNK = LazyPattern(r"^@@ -\d+(,\d+)? \+\d+(,\d+)? @@", re.M)
+
+
+#: how to undo or turn off auto-compaction (the notice after it)
+COMPACTION_HELP = "undo: /tree (continue from before it) · turn off: [compaction] auto = false"
+
+
+def compaction_start_line(ev: CompactionStart) -> str:
+    return (
+        f"auto-compaction: the context (~{ev.tokens:,} tokens) reached {ev.limit:,} of the "
+        f"model's {ev.window:,}; summarizing older messages…"
+    )
+
+
+def compaction_end_line(ev: CompactionEnd) -> str:
+    if ev.error:
+        return f"auto-compaction failed: {ev.error}; the conversation is unchanged"
+    return (
+        f"auto-compacted {ev.messages} messages into a summary: ~{ev.tokens_before:,} -> "
+        f"~{ev.tokens_after:,} tokens · {COMPACTION_HELP}"
+    )
 
 
 def is_diff(text: str) -> bool:
@@ -843,6 +865,15 @@ class Renderer:
         elif tp is ProviderRetry:
             self.note(f"retrying in {ev.delay:.1f}s (attempt {ev.attempt}): {ev.reason}")
             self.waiting("model (retry)")
+        elif tp is CompactionStart:
+            self.newline()
+            self.note(compaction_start_line(ev))
+            self.waiting("auto-compaction")
+            if self.status is not None:
+                self.status.detail = "the model summarizes older messages · Ctrl-C cancels it"
+        elif tp is CompactionEnd:
+            self.note(compaction_end_line(ev), RED if ev.error else DIM)
+            self.waiting("model")
         elif tp is MessageComplete:
             self.newline()
             if ev.message.error:

@@ -695,8 +695,7 @@ class Interactive:
                 warn(f"could not reload the session ({e}); the prompt stays in the conversation")
                 return
             agent.store = store
-            agent.conversation.clear()
-            agent.conversation.extend(loaded.conversation)
+            agent.adopt(loaded)  # with its entry ids: auto-compaction names what it keeps
         else:
             agent.conversation.clear()
             agent.conversation.extend(msgs[:-1])
