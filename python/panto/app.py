@@ -37,7 +37,15 @@ if TYPE_CHECKING:
 
 log = get_logger("panto.app")
 
-__all__ = ["AgentSession", "Extensions", "SessionSpec", "open_agent", "open_session"]
+__all__ = [
+    "AgentSession",
+    "Extensions",
+    "SessionSpec",
+    "mcp_servers",
+    "open_agent",
+    "open_session",
+    "project_trusted",
+]
 
 if TYPE_CHECKING:
     #: Which session an agent records into: ``"new"``, ``"continue"`` (the most
@@ -110,6 +118,8 @@ class AgentSession:
     #: The Agent Skills found for this session (panto.skills); ``/skill:NAME``
     #: runs one.
     skills: Skills = field(default_factory=lambda: _no_skills())
+    #: The MCP servers' tool source (panto.mcp), None without servers.
+    mcp: Any = None
     #: Things worth telling the user (no earlier session to continue, the
     #: session's model is unavailable, extension errors...), one line each.
     notices: list[str] = field(default_factory=list)
@@ -119,9 +129,11 @@ class AgentSession:
         return self.loaded is not None
 
     def close(self) -> None:
-        """Close the agent (cancel a running turn) and then the store."""
+        """Close the agent (cancel a running turn), the MCP servers, then the store."""
         try:
             self.agent.close()
+            if self.mcp is not None:
+                self.mcp.close()
         finally:
             self.store.close()
 
@@ -259,11 +271,61 @@ def open_session(
                 ext = Extensions(None, ext.report, str(e))
             else:
                 agent.add_hooks(ext.source.hooks)
+        mcp_source = _open_mcp(config, cwd_s, env, note)
+        if mcp_source is not None:
+            try:
+                agent.register_tool_source(mcp_source)
+            except PantoError as e:
+                note(f"MCP tools not registered: {e}")
+                mcp_source.close()
+                mcp_source = None
         agent.start_session(session_id=store.session_id, resumed=loaded is not None, cwd=cwd_s)
     except BaseException:
         store.close()
         raise
-    return AgentSession(agent, store, loaded, ext, prompt, skills, notices)
+    return AgentSession(agent, store, loaded, ext, prompt, skills, mcp_source, notices)
+
+
+# -- MCP servers -------------------------------------------------------------------
+
+
+def mcp_servers(
+    config: Config, cwd: str, env: Mapping[str, str] | None, note: Callable[[str], None]
+) -> list[Any]:
+    """The MCP servers for ``cwd``: ``[mcp.servers]``, then (in a trusted
+    project) the repository's ``.mcp.json``; a config name wins over the
+    same name there.  A bad ``.mcp.json`` is a notice, not an error."""
+    from pathlib import Path
+
+    from .mcp import read_mcp_json, specs_from_config
+    from .system_prompt import find_repo_root
+
+    specs = specs_from_config(config.mcp_servers, "config")
+    if project_trusted(config, cwd, env):
+        root = find_repo_root(cwd) or Path(cwd)
+        names = {s.name for s in specs}
+        try:
+            specs += [s for s in read_mcp_json(root / ".mcp.json") if s.name not in names]
+        except ConfigError as e:
+            note(f"MCP servers of .mcp.json not started: {e}")
+    return specs
+
+
+def _open_mcp(
+    config: Config, cwd: str, env: Mapping[str, str] | None, note: Callable[[str], None]
+) -> Any:
+    """The MCP tool source, or None when no server is configured (the SDK
+    is then never imported)."""
+    try:
+        specs = mcp_servers(config, cwd, env, note)
+    except ConfigError as e:
+        note(f"MCP servers not started: {e}")
+        return None
+    if not specs:
+        return None
+    from .mcp import open_source
+
+    return open_source(specs, env=env)
 
 
 # -- skills ------------------------------------------------------------------------

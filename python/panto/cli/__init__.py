@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sessions": ("panto.cli.sessions", "list and inspect saved sessions"),
     "config": ("panto.cli.config", "show the layered configuration"),
     "extensions": ("panto.cli.extensions", "list extension entries: source, state, deciding rule"),
+    "mcp": ("panto.cli.mcp", "list, add or remove MCP servers"),
     "lua": ("panto.cli.lua", "a lua-compatible interpreter in panto's environment"),
     "bootstrap": ("panto.cli.bootstrap", "install the luarocks that extensions need"),
     "update": ("panto.cli.update", "reinstall the configured luarocks"),

@@ -407,6 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             prefill=loaded.dangling_user if loaded is not None else None,
             system_prompt=session.system_prompt,
             skills=session.skills,
+            mcp=session.mcp,
         )
         if isinstance(session.store, FSJSONLStore):
             durability = config.session_durability
@@ -444,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return interactive.loop()
     finally:
         agent.close()
+        if session.mcp is not None:
+            session.mcp.close()
         if agent.store is not None:  # /clear and a failed turn may have replaced it
             agent.store.close()
         if agent.store is not session.store:

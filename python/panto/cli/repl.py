@@ -78,6 +78,7 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "tools": ("", "list the tools the model can call, with their owners"),
     "extensions": ("", "list the Lua extension entries: source, and whether active"),
     "skills": ("", "list the Agent Skills found; /skill:NAME [ARGS] runs one"),
+    "mcp": ("", "the MCP servers: state, tool count, last error"),
     "exit": ("", "quit (also Ctrl-D)"),
 }
 
@@ -128,6 +129,7 @@ class Interactive:
         prefill: str | None = None,
         system_prompt: SystemPrompt | None = None,
         skills: Skills | None = None,
+        mcp: Any = None,
     ) -> None:
         from ..app import Extensions
         from ..skills import Skills
@@ -137,6 +139,8 @@ class Interactive:
         self.system_prompt = system_prompt
         #: the Agent Skills for /skills and /skill:NAME
         self.skills = skills if skills is not None else Skills()
+        #: the MCP tool source (panto.mcp), for /mcp
+        self.mcp = mcp
         self.ext = ext if ext is not None else Extensions()
         # makes the fresh session /clear switches to (None: no sessions)
         self.new_store: Callable[[], SessionStore] | None = None
@@ -358,6 +362,8 @@ class Interactive:
             self.list_extensions()
         elif name == "/skills":
             self.list_skills()
+        elif name == "/mcp":
+            self.list_mcp()
         elif name.startswith("/skill:"):
             self.run_skill(text)
         elif name[1:] in self.ext.commands():
@@ -365,6 +371,15 @@ class Interactive:
         else:
             print(f"unknown command {name} (try /help; // sends a line starting with /)")
         return False
+
+    def list_mcp(self) -> None:
+        if self.mcp is None:
+            print(self._dim("no MCP servers configured (panto mcp add NAME -- COMMAND ARGS...)"))
+            return
+        for st in self.mcp.status():
+            print(f"{st.name}  {st.state} · {st.tools} tools · {st.target}")
+            if st.error:
+                print(self._dim(f"  last error: {st.error}"))
 
     def list_skills(self) -> None:
         if not self.skills.skills:

@@ -234,6 +234,8 @@ class Config:
     compaction_auto: bool = _default("compaction_auto")
     compaction_threshold: float = _default("compaction_threshold")
     compaction_reserve_tokens: int = _default("compaction_reserve_tokens")
+    #: ``[mcp.servers.NAME]``: MCP servers whose tools the agent offers (panto.mcp).
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Agent Skills (panto.skills): list them in the system prompt, and
     #: more directories to search.
     skills_enabled: bool = _default("skills_enabled")

@@ -432,6 +432,38 @@ SCHEMA = Table(
             }
         ),
         "cache": Table({"enabled": Bool(), "ttl": Enum("5m", "1h")}),
+        "mcp": Table(
+            {
+                "servers": Map(
+                    Table(
+                        {
+                            "command": StrList("an array: the program and its arguments"),
+                            "url": Str("a URL (streamable HTTP)", nonempty=True),
+                            "env": Map(
+                                Str(), LazyPattern(r"[A-Za-z_][A-Za-z0-9_]*"), "a variable name"
+                            ),
+                            "cwd": Str(nonempty=True),
+                            "headers": Map(
+                                Str(),
+                                LazyPattern(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"),
+                                "an HTTP header name",
+                            ),
+                            "bearer_token_env": Str(
+                                "the name of an environment variable", nonempty=True
+                            ),
+                            "enabled": Bool(),
+                            "startup_timeout": _POS_FLOAT,
+                            "tool_timeout": _POS_FLOAT,
+                            "enabled_tools": StrList("an array of tool names"),
+                            "disabled_tools": StrList("an array of tool names"),
+                            "max_output": _POS_INT,
+                        }
+                    ),
+                    _PROVIDER_NAME,
+                    "a server name (letters, digits, _ and -)",
+                )
+            }
+        ),
         "skills": Table({"enabled": Bool(), "paths": StrList("an array of directories")}),
         "compaction": Table(
             {
@@ -485,6 +517,7 @@ KEYS: tuple[Key, ...] = (
     Key(("compaction", "auto"), "compaction_auto"),
     Key(("compaction", "threshold"), "compaction_threshold"),
     Key(("compaction", "reserve_tokens"), "compaction_reserve_tokens"),
+    Key(("mcp", "servers"), "mcp_servers"),
     Key(("skills", "enabled"), "skills_enabled", "PANTO_SKILLS"),
     Key(("skills", "paths"), "skill_paths"),
     Key(("models",), "models"),
