@@ -44,7 +44,8 @@ The layout (in a temporary home, so nothing of yours is read):
 - project: 5 files in ``.panto/extensions/``, 1 in ``.panto/tools/``, 2 in a
   directory listed in the project config's ``extensions.paths``;
 - a ``deny`` rule in the user config and an ``allow`` in the project config,
-  so the policy has work to do.
+  so the policy has work to do;
+- the project trusted (``panto trust``: its ``.panto/`` applies in full).
 
 Each run is a fresh ``python`` subprocess timing (wall, and CPU of all its
 threads: the Lua runtime's included; on a busy machine the wall time also
@@ -427,6 +428,11 @@ def build_layout(base: Path) -> tuple[Path, dict[str, str]]:
         XDG_DATA_HOME=str(data),
         PATH=f"{shim}{os.pathsep}{os.environ.get('PATH', '')}",
     )
+    # the user trusts their project (`panto trust`): its .panto/ applies in full
+    sys.path.insert(0, str(ROOT / "python"))
+    from panto.policy.trust import set_trust
+
+    set_trust(proj, True, env)
     return proj, env
 
 

@@ -157,6 +157,7 @@ def open_agent(
     tools: Sequence[Tool] = (),
     env: Mapping[str, str] | None = None,
     notify: Callable[[str], None] | None = None,
+    trust: bool | None = None,
 ) -> Agent:
     """An agent ready for ``submit_user_message``/``run``.
 
@@ -173,6 +174,12 @@ def open_agent(
     - ``tools``: native tools to register (they are listed in the prompt).
     - ``notify``: called with each notice (default: dropped; see
       :func:`open_session` to get them).
+    - ``trust``: whether the project (the nearest ``.panto/``) is trusted;
+      None asks the trust store (``panto trust``, ``PANTO_TRUST_ALL``).  An
+      untrusted project's keys that could redirect traffic or run code are
+      ignored and its Lua is not loaded (docs/security.md); a notice says
+      what was ignored.  Only used when ``config`` is None (a loaded config
+      carries its own answer: ``Config.load(trust=...)``).
 
     The agent owns its store: ``agent.store``; close it after the agent.
     """
@@ -188,6 +195,7 @@ def open_agent(
         tools=tools,
         env=env,
         notify=notify,
+        trust=trust,
     ).agent
 
 
@@ -204,6 +212,7 @@ def open_session(
     tools: Sequence[Tool] = (),
     env: Mapping[str, str] | None = None,
     notify: Callable[[str], None] | None = None,
+    trust: bool | None = None,
 ) -> AgentSession:
     """:func:`open_agent`, returning everything it built.  Raises
     ``ConfigError`` (bad config, unknown model) and ``SessionError`` (no
@@ -221,7 +230,14 @@ def open_session(
             notify(msg)
 
     if config is None:
-        config = Config.load(env, cwd=cwd_s)
+        config = Config.load(env, cwd=cwd_s, trust=trust)
+    elif trust is not None:
+        raise ValueError(
+            "trust= applies when open_session loads the config; pass it to Config.load"
+        )
+    untrusted = config.project.notice() if config.project is not None else None
+    if untrusted:
+        note(untrusted)
     if model:
         config = config.with_model(model)
     store, loaded = _open_store(config, session, cwd_s, note)

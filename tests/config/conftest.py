@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 
 @pytest.fixture(autouse=True)
@@ -26,9 +27,13 @@ def user_dir(isolated_home: Path) -> Path:
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A repository (``.git``) with a ``.panto`` dir; returns the repo root."""
+def project(tmp_path: Path, isolated_home: Path) -> Path:
+    """A repository (``.git``) with a ``.panto`` dir, trusted (``panto
+    trust``: its whole config and its extensions apply); returns the repo
+    root.  tests/policy covers untrusted projects."""
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     (root / ".panto").mkdir()
+    trust_project(root)
+    trust_project(root, {})  # for Config.load(env={}): its store is ~/.config/panto's
     return root

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from support.config import write
+from support.trust import trust_project
 
 from panto import system_prompt as sp
 from panto.app import open_session
@@ -191,6 +192,7 @@ def test_extension_parts_reach_the_prompt(tree: Path) -> None:
         }
         """,
     )
+    trust_project(tree.parents[1])  # a project's extensions load once trusted
     with open_session(cwd=tree, model="mock/anthropic", session=None) as s:
         parts = [p for p in s.system_prompt.parts if p.kind == "extension"]
         text = s.agent.conversation[0].text

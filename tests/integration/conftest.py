@@ -2,8 +2,9 @@
 loop and the CLI (helpers in support/integration.py).
 
 ``project``: a project directory (with ``.git``, so discovery stops there)
-holding ``.panto/extensions/recorder.lua``.  ``XDG_CONFIG_HOME`` points at an
-empty directory so the developer's own extensions never load.
+holding ``.panto/extensions/recorder.lua``, trusted (``panto trust``).
+``XDG_CONFIG_HOME`` points at a directory holding only that trust, so the
+developer's own extensions never load.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 from support.integration import LuaSetup, write_project  # noqa: E402
+from support.trust import trust_project  # noqa: E402
 
 from panto.agent import Agent  # noqa: E402
 from panto.config import Config  # noqa: E402
@@ -26,6 +28,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = write_project(tmp_path / "proj")
     (tmp_path / "config").mkdir()
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    trust_project(root)  # its .panto/extensions load (subprocesses inherit the store)
     return root
 
 

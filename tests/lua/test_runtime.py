@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 from panto.config import Config
 from panto.lua import LuaRuntime, LuaScriptError, LuaToolSource, load_extensions
@@ -225,6 +226,7 @@ def test_deny_and_discovery(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     sub = proj / "src" / "deep"
     sub.mkdir(parents=True)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    trust_project(proj)  # a project's Lua loads once trusted
     layers = [s.layer for s in discover_sources(cwd=sub)]
     assert layers.count("base") == 7 and "user" in layers and "project" in layers
     assert [s.layer for s in discover_sources(cwd=sub, no_extensions=True)] == ["base"] * 7

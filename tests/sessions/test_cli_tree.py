@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.trust import trust_project
 
 from panto.cli.sessions import main
 from panto.conversation import Message, Text
@@ -92,6 +93,7 @@ def test_sessions_honours_the_configured_directory(
     cfg = Path(workdir) / ".panto" / "config.toml"
     cfg.parent.mkdir()
     cfg.write_text(f'[session]\ndir = "{root}"\n')
+    trust_project(workdir)  # [session] dir in a project applies once trusted
     assert main([]) == 0
     assert capsys.readouterr().out.splitlines()[1].startswith(sid[:8])
 

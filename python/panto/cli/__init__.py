@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "decode": ("panto.cli.decode", "decode a captured SSE body into JSON events"),
     "sessions": ("panto.cli.sessions", "list and inspect saved sessions"),
     "config": ("panto.cli.config", "show the layered configuration"),
+    "trust": ("panto.cli.trust", "trust a project's .panto/ (config, extensions, tools)"),
     "extensions": ("panto.cli.extensions", "list extension entries: source, state, deciding rule"),
     "mcp": ("panto.cli.mcp", "list, add or remove MCP servers"),
     "lua": ("panto.cli.lua", "a lua-compatible interpreter in panto's environment"),

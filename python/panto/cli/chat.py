@@ -357,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
         if not prompt.strip():
             usage_error("-p -: the prompt read from stdin is empty")
+    elif _ask_trust(config):
+        config = _config(args)  # again, the project trusted now
     from ..app import open_session
 
     try:
@@ -451,6 +453,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             agent.store.close()
         if agent.store is not session.store:
             session.store.close()
+
+
+def _ask_trust(config: Config) -> bool:
+    """The REPL's question, once per project (the answer is stored), when it
+    starts on a terminal in an untrusted project whose ``.panto/`` sets
+    something that needs trust.  True when the user trusted it."""
+    p = config.project
+    if p is None or p.trusted or not p.ignored or not sys.stdin.isatty():
+        return False
+    from ..policy import trust
+
+    try:
+        if trust.lookup(p.root) is not None:  # asked before: the user said no
+            return False
+        lines = [f"panto: {p.root} has a .panto/ you have not trusted yet. It sets:"]
+        lines += [f"  {key}  ({why})" for key, why in p.ignored]
+        lines.append(
+            "Trust this project? Then the above applies here from now on "
+            "(`panto trust --revoke` undoes it). [y/N] "
+        )
+        sys.stderr.write("\n".join(lines))
+        sys.stderr.flush()
+        answer = sys.stdin.readline()  # Ctrl-C: panto exits (status 130)
+        yes = answer.strip().lower() in ("y", "yes")
+        if answer:  # an answer (not end of input) is remembered
+            trust.set_trust(p.root, yes)
+    except ConfigError as e:  # an unreadable trust store
+        usage_error(str(e))
+    return yes
 
 
 def _say_resumed(session_id: str, loaded: Any) -> None:

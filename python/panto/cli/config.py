@@ -5,6 +5,9 @@ the layer (base, user, project, env, cli, or default) that set it.  API keys
 are shown only as ``<set>`` / ``<unset>``; header values that look secret as
 ``<set>``.
 
+An untrusted project's keys that need trust (docs/security.md) are listed
+at the end under ``# ignored:``, each with why it needs trust.
+
 ``panto config system-prompt`` prints the system prompt a new session in
 this directory starts with, each part under a line naming where it came from
 (panto.system_prompt).
@@ -79,10 +82,34 @@ def layer_lines(config: object, cwd: str, env: dict[str, str] | None = None) -> 
             out.append(f"#   {name:<8} (no .panto directory between here and the repository root)")
         else:
             state = "" if path.is_file() else "  (not found)"
+            p = config.project
+            if name == "project" and p is not None:
+                state += f"  (trusted: {p.why})" if p.trusted else f"  ({p.why}: `panto trust`)"
             out.append(f"#   {name:<8} {path}{state}")
     used = [v for v in ENV_VARS if env.get(v)]
     out.append(f"#   {'env':<8} {', '.join(used) if used else '(no PANTO_* variables set)'}")
     out.append(f"#   {'cli':<8} command-line flags")
+    return out
+
+
+def ignored_lines(config: object, keys: Sequence[str] = ()) -> list[str]:
+    """What an untrusted project set that does not apply, and why."""
+    from panto.config import Config
+
+    assert isinstance(config, Config)
+    p = config.project
+    if p is None or p.trusted or not p.ignored:
+        return []
+    rows = [
+        (k, why)
+        for k, why in p.ignored
+        if not keys or any(k == q or k.startswith(q + ".") for q in keys)
+    ]
+    if not rows:
+        return []
+    width = max(len(k) for k, _ in rows)
+    out = [f"# ignored: the project {p.root} is not trusted (`panto trust {p.root}` applies them)"]
+    out += [f"#   {k.ljust(width)}  {why}" for k, why in rows]
     return out
 
 
@@ -100,10 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.keys:
         out.write("\n")
     text = render(config, args.keys)
-    if args.keys and not text:
+    ignored = ignored_lines(config, args.keys)
+    if args.keys and not text and not ignored:
         print(f"panto config: no such key: {', '.join(args.keys)}", file=sys.stderr)
         return 1
     out.write(text)
+    if ignored:
+        out.write(("\n" if text else "") + "\n".join(ignored) + "\n")
     return 0
 
 

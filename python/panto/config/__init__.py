@@ -47,6 +47,7 @@ from .layers import (
     ConfigLayer,
     ExtensionLayer,
     Origin,
+    ProjectTrust,
     base_layer,
     cli_layer,
     env_layer,
@@ -54,6 +55,7 @@ from .layers import (
     get_key,
     merge,
     project_config_file,
+    project_trust,
     read_layer,
     resolve_dir,
     user_config_file,
@@ -75,6 +77,7 @@ __all__ = [
     "ConfigLayer",
     "ExtensionLayer",
     "Origin",
+    "ProjectTrust",
     "ProviderConfig",
     "dotted",
     "find_project_dir",
@@ -83,6 +86,7 @@ __all__ = [
     "read_layer",
     "split_key",
     "split_model",
+    "trusted_project_dir",
     "user_config_dir",
     "user_config_file",
 ]
@@ -253,6 +257,9 @@ class Config:
     origins: dict[str, Origin] = field(default_factory=dict, repr=False, compare=False)
     #: The merged TOML tables (what ``panto.config`` shows Lua, minus secrets).
     data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: The project (``.panto/``) this config was loaded for, whether it is
+    #: trusted and what of it was ignored; None: no project, or built directly.
+    project: ProjectTrust | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Accept ``model="provider/model"`` with the default provider.
@@ -278,6 +285,7 @@ class Config:
         base_file: Path | None = None,
         user_file: Path | None = None,
         project_file: Path | None = None,
+        trust: bool | None = None,
         **kwargs: Any,
     ) -> Config:
         """The layered config for ``cwd`` (default: the working directory).
@@ -291,6 +299,12 @@ class Config:
         "tools.timeout": 30, "extensions.deny": ["std.bash"]}``, validated
         like the files.  ``kwargs`` are overrides by ``Config`` attribute name
         (``max_tokens=``, ``connect_timeout=``, ``provider=``, ``api_key=``...).
+
+        An untrusted project's layer applies without the keys of
+        :data:`~panto.config.schema.TRUST_KEYS` (``config.project`` says what
+        was ignored).  ``trust`` decides instead of the trust store
+        (:mod:`panto.policy.trust`): True applies the whole project layer,
+        False treats the project as untrusted.
 
         Without ``model`` in any layer the default is Anthropic when
         ``ANTHROPIC_API_KEY`` is set, else OpenAI when ``OPENAI_API_KEY`` is
@@ -307,9 +321,13 @@ class Config:
         if user is not None:
             layers.append(user)
         pfile = project_file or project_config_file(cwd_s, env)
+        project: ProjectTrust | None = None
         if pfile is not None:
             proj = read_layer("project", pfile)
+            project, proj = project_trust(pfile.parent, proj, env, trust)
             if proj is not None:
+                if not project.trusted:
+                    project, proj = _drop_orphan_model(project, proj, layers)
                 layers.append(proj)
         env_l = env_layer(env)
         if env_l is not None:
@@ -337,7 +355,9 @@ class Config:
         cli = cli_layer(ov)
         if cli is not None:
             layers.append(cli)
-        return cls._from_layers(layers, env, cwd_s, extra)
+        config = cls._from_layers(layers, env, cwd_s, extra)
+        config.project = project
+        return config
 
     @classmethod
     def _from_layers(
@@ -575,6 +595,45 @@ def _build_providers(
             changes["headers"] = {**base.headers, **t["headers"]}
         providers[name] = dataclasses.replace(base, **changes)
     return providers
+
+
+def _drop_orphan_model(
+    project: ProjectTrust, proj: ConfigLayer, lower: Sequence[ConfigLayer]
+) -> tuple[ProjectTrust, ConfigLayer]:
+    """An untrusted project's ``model`` naming a provider only its own
+    (ignored) ``[providers]`` define is ignored too: the model would not
+    resolve."""
+    spec = proj.data.get("model")
+    if not isinstance(spec, str):
+        return project, proj
+    name = split_model(spec)[0]
+    known = set(BUILTIN_PROVIDERS)
+    for layer in lower:
+        known.update(layer.data.get("providers") or {})
+    if name in known:
+        return project, proj
+    data = {k: v for k, v in proj.data.items() if k != "model"}
+    why = f"uses provider {name!r}, which the project defines"
+    project = dataclasses.replace(project, ignored=(("model", why), *project.ignored))
+    return project, ConfigLayer(proj.name, proj.origin, data, proj.sources)
+
+
+def trusted_project_dir(
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    config: Config | None = None,
+) -> Path | None:
+    """The ``.panto`` directory of ``cwd`` when its extensions and tools may
+    load: None when there is none or it is not trusted.  ``config`` (loaded
+    for that project) answers when it can, else the trust store does."""
+    d = find_project_dir(cwd, env)
+    if d is None:
+        return None
+    if config is not None and config.project is not None and config.project.dir == d:
+        return d if config.project.trusted else None
+    from ..policy.trust import is_trusted
+
+    return d if is_trusted(d.parent, env) else None
 
 
 def mock_wire(model: str) -> str:

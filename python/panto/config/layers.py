@@ -13,7 +13,17 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..paths import home_dir, user_config_dir
-from .schema import ENV_VARS, EXT_LISTS, MAX_DEPTH, SCHEMA, dotted, spec_at, split_key
+from .schema import (
+    ENV_VARS,
+    EXT_LISTS,
+    MAX_DEPTH,
+    SCHEMA,
+    TRUST_KEYS,
+    TrustKey,
+    dotted,
+    spec_at,
+    split_key,
+)
 
 __all__ = [
     "BASE_CONFIG",
@@ -22,6 +32,7 @@ __all__ = [
     "ConfigLayer",
     "ExtensionLayer",
     "Origin",
+    "ProjectTrust",
     "base_layer",
     "cli_layer",
     "env_layer",
@@ -32,7 +43,9 @@ __all__ = [
     "project_config_file",
     "read_layer",
     "resolve_dir",
+    "project_trust",
     "set_key",
+    "split_untrusted",
     "user_config_file",
 ]
 
@@ -68,6 +81,35 @@ class ConfigLayer:
     data: Mapping[str, Any]
     #: dotted key -> a finer source (the environment variable that set it)
     sources: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProjectTrust:
+    """The project a config was loaded for and whether the user trusts it
+    (:mod:`panto.policy.trust`).  ``ignored``: what an untrusted project
+    set that was not applied, ``(dotted key or directory, why)``."""
+
+    dir: Path  # the .panto directory
+    trusted: bool
+    why: str
+    ignored: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def root(self) -> Path:
+        return self.dir.parent
+
+    def notice(self) -> str | None:
+        """The one line panto prints when something was ignored (None:
+        nothing was)."""
+        if self.trusted or not self.ignored:
+            return None
+        names = [k for k, _ in self.ignored]
+        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        return (
+            f"project {self.root} is not trusted: ignored {shown} from its .panto/ "
+            f"(they could redirect your API key or run code); to apply them: "
+            f"panto trust {self.root}"
+        )
 
 
 @dataclass(frozen=True)
@@ -280,3 +322,75 @@ def resolve_dir(value: str, origin: Origin | None, cwd: str) -> str:
         return str(p)
     base = origin.path.parent if origin is not None and origin.path is not None else Path(cwd)
     return str((base / p).resolve())
+
+
+def _trust_key(parts: tuple[str, ...], keys: Sequence[TrustKey]) -> TrustKey | None:
+    for k in keys:
+        if len(k.pattern) == len(parts) and all(
+            p == "*" or p == q for p, q in zip(k.pattern, parts)
+        ):
+            return k
+    return None
+
+
+def split_untrusted(
+    data: Mapping[str, Any], keys: Sequence[TrustKey] = TRUST_KEYS
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """An untrusted project layer's table without the keys of
+    :data:`~panto.config.schema.TRUST_KEYS`: ``(kept, ignored)``, ignored
+    being ``(dotted key, why it needs trust)`` for every leaf dropped."""
+    ignored: list[tuple[str, str]] = []
+    deeper = {k.pattern[:n] for k in keys for n in range(1, len(k.pattern))}
+
+    def walk(table: Mapping[str, Any], prefix: tuple[str, ...]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, v in table.items():
+            parts = (*prefix, name)
+            k = _trust_key(parts, keys)
+            if k is not None:
+                if k.safe is not None and k.safe(v):
+                    out[name] = v
+                elif isinstance(v, Mapping) and v:
+                    ignored.extend((dotted(*kk), k.reason) for kk, _ in flatten(v, parts))
+                else:
+                    ignored.append((dotted(*parts), k.reason))
+                continue
+            wild = any(
+                len(d) == len(parts) and all(p == "*" or p == q for p, q in zip(d, parts))
+                for d in deeper
+            )
+            out[name] = walk(v, parts) if wild and isinstance(v, Mapping) else v
+        return out
+
+    return walk(data, ()), ignored
+
+
+def project_trust(
+    pdir: Path,
+    layer: ConfigLayer | None,
+    env: Mapping[str, str],
+    trust: bool | None = None,
+) -> tuple[ProjectTrust, ConfigLayer | None]:
+    """Decide trust for the project ``pdir`` (its ``.panto`` directory) and
+    strip ``layer`` (its config) to what applies.  ``trust`` overrides the
+    store's answer (embedders, the REPL's question)."""
+    if trust is None:
+        from ..policy.trust import decide
+
+        trusted, why = decide(pdir.parent, env)
+    else:
+        trusted, why = trust, "trust=True was passed" if trust else "trust=False was passed"
+    if trusted:
+        return ProjectTrust(pdir, True, why), layer
+    ignored: list[tuple[str, str]] = []
+    if layer is not None:
+        kept, ignored = split_untrusted(layer.data)
+        layer = ConfigLayer(layer.name, layer.origin, kept, layer.sources)
+    for sub in ("extensions", "tools"):
+        try:
+            has_files = any(True for _ in os.scandir(pdir / sub))
+        except OSError:
+            has_files = False
+        if has_files:
+            ignored.append((f".panto/{sub}/", "Lua code there would run"))
+    return ProjectTrust(pdir, False, why, tuple(ignored)), layer

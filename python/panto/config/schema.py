@@ -24,7 +24,9 @@ __all__ = [
     "MAX_DEPTH",
     "SCHEMA",
     "PROVIDER_WIRES",
+    "TRUST_KEYS",
     "Key",
+    "TrustKey",
     "describe",
     "dotted",
     "spec_at",
@@ -547,3 +549,65 @@ def spec_at(parts: Sequence[str]) -> Spec | None:
             return None
         spec = nxt
     return spec
+
+
+# --------------------------------------------------------------------------
+# keys an untrusted project may not set
+
+
+@dataclass(frozen=True)
+class TrustKey:
+    """Project keys that only apply once the user trusts the project
+    (``panto trust``): ``pattern`` is dotted key parts, ``*`` one part; a
+    match covers everything under it.  ``safe`` (when given) says whether a
+    value is harmless (it only tightens), and such a value applies anyway."""
+
+    pattern: tuple[str, ...]
+    reason: str
+    safe: Callable[[Any], bool] | None = None
+
+
+def _one_of(*values: Any) -> Callable[[Any], bool]:
+    return lambda v: any(v is x or (type(v) is type(x) and v == x) for x in values)
+
+
+def _always(v: Any) -> bool:
+    return True
+
+
+_TRAFFIC = "could send your requests and API key to another server"
+_CODE = "would run code from the repository"
+_LOOSER = "loosens what tools may do"
+
+#: Every key of ``.panto/config.toml`` that can redirect traffic or
+#: credentials, run code, or loosen permissions or the sandbox.  An untrusted
+#: project's layer drops them (the first matching pattern decides) (``panto config`` lists what was dropped and
+#: why); the rest (``model``, ``max_tokens``, ...) applies.  Patterns may name
+#: keys the schema does not have yet: such a key is refused as unknown
+#: anyway until it is added, and it is covered from the day it is.  A new key
+#: that can do any of the above MUST be listed here (docs/security.md).
+TRUST_KEYS: tuple[TrustKey, ...] = (
+    TrustKey(("providers",), _TRAFFIC),  # base_url, api_key_env, api_key, headers
+    TrustKey(("base_url",), _TRAFFIC),
+    TrustKey(("session", "url"), "could store your conversations on another server"),
+    TrustKey(("session", "dir"), "could write your conversations somewhere else"),
+    TrustKey(("session", "path"), "could write your conversations somewhere else"),
+    # [extensions]: only ``deny`` (it only turns things off) applies untrusted
+    TrustKey(("extensions", "deny"), "", _always),
+    TrustKey(("extensions", "allow"), "could switch on extensions you turned off"),
+    TrustKey(("extensions", "rocks"), _CODE + " (luarocks installs)"),
+    TrustKey(("extensions", "paths"), _CODE + " (Lua extensions)"),
+    TrustKey(("extensions", "rock_servers"), "chooses where code is downloaded from"),
+    TrustKey(("extensions", "*"), "settings that extension code acts on"),
+    TrustKey(("mcp",), _CODE + " (MCP servers) or reach other servers"),
+    TrustKey(("hooks",), _CODE + " (hook commands)"),
+    # [permissions]: a project may add deny and ask rules, never allow
+    TrustKey(("permissions", "allow"), "would let tools run without asking"),
+    TrustKey(("permissions", "mode"), _LOOSER, _one_of("plan")),
+    TrustKey(("permissions", "additional_directories"), _LOOSER),
+    # [sandbox]: anything but tightening
+    TrustKey(("sandbox", "mode"), _LOOSER, _one_of("read-only")),
+    TrustKey(("sandbox", "writable_roots"), _LOOSER),
+    TrustKey(("sandbox", "network"), _LOOSER, _one_of(False)),
+    TrustKey(("sandbox", "allow_git_writes"), _LOOSER, _one_of(False)),
+)

@@ -131,11 +131,11 @@ def startup_key(
     if not no_extensions:
         if config.extension_rocks() or config.extension_paths(cwd):
             return None
-        from ..config import find_project_dir
+        from ..config import trusted_project_dir
         from ..paths import user_config_dir
 
         dirs = [user_config_dir() / "extensions", user_config_dir() / "tools"]
-        proj = find_project_dir(cwd)
+        proj = trusted_project_dir(cwd, config=config)
         if proj is not None:
             dirs += [proj / "extensions", proj / "tools"]
         if any(_lua_files(d) for d in dirs):

@@ -13,7 +13,8 @@ module name from panto's rocks tree), the directories in its ``paths``
 (relative ones resolve against the working directory), and its
 ``extensions/`` and ``tools/`` dirs: base in the package, user in
 ``$XDG_CONFIG_HOME/panto``, project in the nearest ``.panto`` walking up
-from the working directory (not above the repository root).
+from the working directory (not above the repository root) -- only when the
+user trusts that project (:mod:`panto.policy.trust`).
 
 Rocks are installed at start-up only when one is missing
 (:func:`panto.extensions.rocks.sync`); when everything is present no
@@ -143,12 +144,16 @@ def user_dir() -> Path:
     return user_config_dir()
 
 
-def project_dir(cwd: str | os.PathLike[str] | None = None) -> Path | None:
+def project_dir(
+    cwd: str | os.PathLike[str] | None = None, config: Config | None = None
+) -> Path | None:
     """The nearest ``.panto`` dir from ``cwd`` upwards, stopping at the repo root
-    (a dir holding ``.git``), the home dir or ``/``."""
-    from ..config import find_project_dir
+    (a dir holding ``.git``), the home dir or ``/`` -- when the user trusts
+    that project (``panto trust``; ``config`` carries the answer), else None:
+    an untrusted project's Lua never loads."""
+    from ..config import trusted_project_dir
 
-    return find_project_dir(cwd)
+    return trusted_project_dir(cwd, config=config)
 
 
 def _scan(root: Path, layer: str, kind: str = "dir") -> list[Source]:
@@ -205,7 +210,7 @@ def discover_sources(
             by_layer["user"].append((Path(p), "paths"))
         u = user_dir()
         by_layer["user"] += [(u / sub, "dir") for sub in ("extensions", "tools")]
-        proj = project_dir(cwd)
+        proj = project_dir(cwd, config)
         if proj is not None:
             by_layer["project"] += [(proj / sub, "dir") for sub in ("extensions", "tools")]
     sources: list[Source] = []
