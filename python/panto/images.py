@@ -1,37 +1,47 @@
-"""Images in prompts: ``@path/to/image.png`` (and a pasted or dragged path of
-an image file) in a prompt becomes an :class:`~panto.conversation.Image`
-block after the prompt's text.
+"""Images and files in prompts: ``@path/to/image.png`` (and a pasted or
+dragged path of an image file) in a prompt becomes an
+:class:`~panto.conversation.Image` block after the prompt's text, and
+``@path/to/file`` of a text file attaches the file's contents as a text
+block (cut at :data:`MAX_FILE_BYTES`, saying so).
 
-    text, images, problems = prompt_images("what is wrong in @shot.png?", cwd)
-    agent.submit_user_message(text, images)
+    att = prompt_attachments("why does @calc.py fail, see @shot.png", cwd)
+    agent.submit_user_message(text, att.images, files=att.files)
+    for line in att.shown: print(line)      # [file: calc.py, 2 KB] ...
 
-The text is kept as typed (the model sees which file each image is); the
-images follow it in the order they were named.  A reference to a file that
-is not an image, does not exist or is too large stays plain text; for the
-last two ``problems`` says why, one line each.
+The text is kept as typed (the model sees which file each attachment is);
+the attachments follow it in the order they were named.  A reference to a
+file that is not an image, does not exist or is too large stays plain
+text; for the last two ``problems`` says why, one line each.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
-from .conversation import Image
+from .conversation import Image, Message, Text
 
 __all__ = [
+    "FILE_BLOCK_START",
     "IMAGE_TOKENS_MAX",
     "IMAGE_TYPES",
+    "MAX_FILE_BYTES",
     "MAX_IMAGE_B64",
     "MAX_IMAGE_BYTES",
     "MAX_IMAGE_SIDE",
+    "PromptAttachments",
     "check_images",
     "image_marker",
     "image_size",
     "image_tokens",
     "load_image",
+    "load_text_file",
     "media_type_of",
+    "prompt_attachments",
     "prompt_images",
+    "typed_text",
 ]
 
 #: File suffix -> media type, for the types both wires accept.
@@ -120,37 +130,172 @@ def _path_of(m: re.Match[str]) -> str:
     return m.group("bare").replace("\\ ", " ")
 
 
-def prompt_images(
-    text: str, cwd: str | os.PathLike[str] | None = None
-) -> tuple[str, list[Image], list[str]]:
-    """``(text, images, problems)`` for a prompt: every image file it names
-    (see the module docstring), read and encoded; relative paths resolve
-    against ``cwd``.  The same file named twice is sent once."""
-    global _ref
+#: The most of a text file an ``@path`` attaches (about 25,000 tokens): the
+#: rest is left out, and the attachment says so.
+MAX_FILE_BYTES = 100_000
+#: How the text block of an attached file begins; the prompt's own text is
+#: the message's first text block (see :func:`typed_text`).
+FILE_BLOCK_START = '\n\n<file path="'
+_AT_SOURCE = r"(?<!\S)@(?P<path>(?:\\\ |[^\s])+)"
+_at: re.Pattern[str] | None = None
+#: what may follow a reference without being part of it: "see @calc.py."
+_TRAILING = ".,;:!?)'\""
+
+
+class PromptAttachments:
+    """What a prompt's references attach: ``images`` and ``files`` (text
+    blocks, each starting with :data:`FILE_BLOCK_START`), one line per
+    attachment for the user (``shown``: ``[image: shot.png, 120 KB]``,
+    ``[file: calc.py, 2 KB]``), and the references that could not be
+    attached, one line each (``problems``)."""
+
+    __slots__ = ("images", "files", "shown", "problems")
+
+    def __init__(self) -> None:  # a plain class: no dataclass to build at start-up
+        self.images: list[Image] = []
+        self.files: list[Text] = []
+        self.shown: list[str] = []
+        self.problems: list[str] = []
+
+
+def _stat(p: Path) -> os.stat_result | None:
+    """``os.stat``, or None when there is nothing there (or the name cannot
+    be a file: too long, a NUL byte)."""
+    try:
+        return p.stat()
+    except (OSError, ValueError):
+        return None
+
+
+def _resolve(ref: str, base: Path) -> Path:
+    p = Path(os.path.expanduser(ref))
+    return p if p.is_absolute() else base / p
+
+
+def prompt_attachments(text: str, cwd: str | os.PathLike[str] | None = None) -> PromptAttachments:
+    """Every image file and ``@file`` a prompt names (see the module
+    docstring), read; relative paths resolve against ``cwd``.  The same file
+    named twice is attached once."""
+    att = PromptAttachments()
     low = text.lower()
-    if not any(s in low for s in _SUFFIXES):  # no image named: the common case, no regex
-        return text, [], []
+    named_image = any(s in low for s in _SUFFIXES)
+    if not named_image and "@" not in text:  # the common case: no regex
+        return att
+    base = Path(cwd if cwd is not None else os.getcwd())
+    seen: set[Path] = set()
+    if named_image:
+        _attach_images(text, base, att, seen)
+    if "@" in text:
+        _attach_files(text, base, att, seen)
+    return att
+
+
+def _attach_images(text: str, base: Path, att: PromptAttachments, seen: set[Path]) -> None:
+    global _ref
     if _ref is None:
         _ref = re.compile(_REF_SOURCE, re.X | re.I)
-    base = Path(cwd if cwd is not None else os.getcwd())
-    images: list[Image] = []
-    problems: list[str] = []
-    seen: set[Path] = set()
     for m in _ref.finditer(text):
-        p = Path(os.path.expanduser(_path_of(m)))
-        p = p if p.is_absolute() else base / p
+        p = _resolve(_path_of(m), base)
         if p in seen:
             continue
-        if not p.is_file():
+        st = _stat(p)
+        if st is None or not stat.S_ISREG(st.st_mode):
             if m.group("at") is not None:
-                problems.append(f"{p}: no such image file (sent as text)")
+                att.problems.append(f"{p}: no such image file (sent as text)")
             continue
         seen.add(p)
         try:
-            images.append(load_image(p))
+            img = load_image(p)
         except ValueError as e:
-            problems.append(f"{e} (sent as text)")
-    return text, images, problems
+            att.problems.append(f"{e} (sent as text)")
+            continue
+        att.images.append(img)
+        att.shown.append(f"[image: {p.name}, {_shown_size(img)}]")
+
+
+def _attach_files(text: str, base: Path, att: PromptAttachments, seen: set[Path]) -> None:
+    global _at
+    if _at is None:
+        _at = re.compile(_AT_SOURCE)
+    for m in _at.finditer(text):
+        ref = m.group("path").replace("\\ ", " ")
+        p, st = _resolve(ref, base), None
+        while ref:  # "see @calc.py." names calc.py
+            p = _resolve(ref, base)
+            st = _stat(p)
+            if st is not None or ref[-1] not in _TRAILING:
+                break
+            ref = ref[:-1]
+        if st is None or ref.lower().endswith(_SUFFIXES) or p in seen:
+            continue  # @someone, @property: plain text; an image: _attach_images
+        seen.add(p)
+        if stat.S_ISDIR(st.st_mode):
+            att.problems.append(f"@{ref}: a directory, not attached (name files: @dir/file)")
+        elif not stat.S_ISREG(st.st_mode):
+            att.problems.append(f"@{ref}: not a regular file, not attached")
+        else:
+            try:
+                block, shown = load_text_file(p, ref)
+            except ValueError as e:
+                att.problems.append(f"{e} (sent as text)")
+                continue
+            att.files.append(block)
+            att.shown.append(shown)
+
+
+def load_text_file(path: str | os.PathLike[str], name: str) -> tuple[Text, str]:
+    """The text block attaching a text file (at most :data:`MAX_FILE_BYTES`
+    of it, cut at a line end, with a note when cut) and the line that shows
+    it to the user; ``ValueError`` naming the file when it cannot be read or
+    is binary (it holds a NUL byte).  Bytes that are not UTF-8 become
+    U+FFFD."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read: {e.strerror or e}") from None
+    if b"\0" in data:
+        raise ValueError(f"{path}: not a text file")
+    size = max(size, len(data))
+    cut = len(data) > MAX_FILE_BYTES
+    if cut:
+        data = data[:MAX_FILE_BYTES]
+        end = data.rfind(b"\n")
+        if end >= MAX_FILE_BYTES // 2:
+            data = data[: end + 1]
+    body = data.decode("utf-8", errors="replace")
+    label = name.replace('"', "&quot;")
+    note = ""
+    shown = f"[file: {name}, {_bytes(len(data))}]"
+    if cut:
+        note = (
+            f"[cut: the first {len(data):,} of the file's {size:,} bytes are attached; "
+            "the rest is not]\n"
+        )
+        shown = f"[file: {name}, cut to the first {_bytes(len(data))} of {_bytes(size)}]"
+    if body and not body.endswith("\n"):
+        body += "\n"
+    return Text(f'{FILE_BLOCK_START}{label}">\n{body}{note}</file>'), shown
+
+
+def typed_text(msg: Message) -> str:
+    """The text a user message's author typed: its text blocks, less the
+    files attached to it (``@path``; see :data:`FILE_BLOCK_START`)."""
+    texts = [b.text for b in msg.content if isinstance(b, Text)]
+    return "".join(t for i, t in enumerate(texts) if i == 0 or not t.startswith(FILE_BLOCK_START))
+
+
+def prompt_images(
+    text: str, cwd: str | os.PathLike[str] | None = None
+) -> tuple[str, list[Image], list[str]]:
+    """``(text, images, problems)``: the images of :func:`prompt_attachments`
+    alone (an ``@file`` of text is not read)."""
+    att = PromptAttachments()
+    low = text.lower()
+    if any(s in low for s in _SUFFIXES):  # no image named: the common case, no regex
+        _attach_images(text, Path(cwd if cwd is not None else os.getcwd()), att, set())
+    return text, att.images, att.problems
 
 
 # -- size, marker, token estimate ------------------------------------------------
@@ -175,6 +320,10 @@ def image_marker(img: Image) -> str:
 
 def _shown_size(img: Image) -> str:
     size = image_size(img)
+    return _bytes(size)
+
+
+def _bytes(size: int) -> str:
     if size >= 1024 * 1024:
         return f"{size / (1024 * 1024):.1f} MB"
     return f"{size} B" if size < 1024 else f"{size / 1024:.0f} KB"

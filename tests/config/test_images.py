@@ -132,3 +132,38 @@ def _body_text(server: ScriptedServer, image: Image) -> dict:
         with agent.run() as stream:
             list(stream)
     return server.requests[-1].json
+
+
+def test_at_file_attaches_text_files_only(tmp_path: Path) -> None:
+    import os
+
+    from panto.images import FILE_BLOCK_START, prompt_attachments, typed_text
+
+    (tmp_path / "calc.py").write_text("x = 1")
+    (tmp_path / "blob.bin").write_bytes(b"ab\0cd")
+    (tmp_path / "latin.txt").write_bytes(b"caf\xe9\n")
+    (tmp_path / "src").mkdir()
+    os.mkfifo(tmp_path / "pipe")  # reading it would block forever
+    text = (
+        "fix @calc.py. and @latin.txt, not @blob.bin @src @pipe @/dev/zero; "
+        "@someone said @property and me@calc.py; again: @calc.py"
+    )
+    att = prompt_attachments(text, tmp_path)
+    assert [b.text for b in att.files] == [
+        f'{FILE_BLOCK_START}calc.py">\nx = 1\n</file>',
+        f'{FILE_BLOCK_START}latin.txt">\ncaf\ufffd\n</file>',
+    ]
+    assert att.shown == ["[file: calc.py, 5 B]", "[file: latin.txt, 5 B]"]
+    assert att.images == []
+    assert att.problems == [
+        f"{tmp_path / 'blob.bin'}: not a text file (sent as text)",
+        "@src: a directory, not attached (name files: @dir/file)",
+        "@pipe: not a regular file, not attached",
+        "@/dev/zero: not a regular file, not attached",
+    ]
+    msg = Message("user", (Text(text), *att.files))
+    assert typed_text(msg) == text
+    assert FILE_BLOCK_START in msg.text
+    # nothing named: nothing read, nothing said
+    none = prompt_attachments("a plain prompt, @nobody here", tmp_path)
+    assert (none.files, none.images, none.shown, none.problems) == ([], [], [], [])

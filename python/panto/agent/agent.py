@@ -106,14 +106,18 @@ class Agent:
 
     # -- conversation ---------------------------------------------------------
 
-    def submit_user_message(self, text: str, images: Sequence[Image] = ()) -> Message:
+    def submit_user_message(
+        self, text: str, images: Sequence[Image] = (), *, files: Sequence[Text] = ()
+    ) -> Message:
         """Append (and persist) a user message; ``run()`` sends it.  The
         ``user_message`` hooks run first and may rewrite the text.
-        ``images`` follow the text (panto.images reads them from files)."""
+        ``files`` (attached files' text blocks) and then ``images`` follow
+        the text (panto.images reads both from files)."""
         if self._hooks:
             self._ensure_session()
             text = self._hooks.user_message(text)
-        msg = Message("user", (*((Text(text),) if text or not images else ()), *images))
+        head = (Text(text),) if text or not (images or files) else ()
+        msg = Message("user", (*head, *files, *images))
         # Answer calls left open by a crashed or cancelled turn first, so the
         # file keeps the same order as memory (a resume rebuilds it exactly).
         self._repair()

@@ -401,12 +401,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             return one_shot(agent, prompt, args.output_format or "text")
         from ..sessions import FSJSONLStore
-        from .repl import Interactive
+        from .repl import Interactive, prompt_of
 
         interactive = Interactive(
             agent,
             session.extensions,
-            prefill=loaded.dangling_user if loaded is not None else None,
+            prefill=prompt_of(loaded) if loaded is not None else None,
             system_prompt=session.system_prompt,
             skills=session.skills,
             mcp=session.mcp,
@@ -490,7 +490,11 @@ def _say_resumed(session_id: str, loaded: Any) -> None:
         file=sys.stderr,
     )
     if loaded.dangling_user is not None:
-        short = loaded.dangling_user.strip().replace("\n", " ")[:80]
+        from ..images import typed_text
+
+        msg = loaded.dangling_message
+        text = typed_text(msg) if msg is not None else loaded.dangling_user
+        short = text.strip().replace("\n", " ")[:80]
         print(
             f"panto: your last prompt had no reply and was not resent: {short!r}", file=sys.stderr
         )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PantoError, ProviderError, SessionError
 from ..events import MessageComplete, event_to_dict
-from ..images import prompt_images
+from ..images import prompt_attachments
 from .common import warn
 from .render import Renderer, stall_hint_after, wait_hint_after
 from .signals import Terminated
@@ -68,17 +68,19 @@ def _result(
 
 def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
     out = sys.stdout
-    _, images, problems = prompt_images(prompt)  # @path/to/image.png
-    for p in problems:
+    att = prompt_attachments(prompt)  # @path/to/image.png, @file, a pasted path
+    for p in att.problems:
         warn(p)
     try:
-        agent.submit_user_message(prompt, images)
+        agent.submit_user_message(prompt, att.images, files=att.files)
     except SessionError as e:
         print(
             f"panto: {e}; the prompt was not sent and the session file is unchanged",
             file=sys.stderr,
         )
         return 1
+    for line in att.shown:  # what was attached, where warnings go
+        print(f"panto: {line}", file=sys.stderr)
     started = time.perf_counter()
     final: MessageComplete | None = None
     tty = fmt == "text" and sys.stderr.isatty()  # a status line while waiting

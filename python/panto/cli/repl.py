@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PantoError, SessionError
-from ..images import image_marker, prompt_images
+from ..images import FILE_BLOCK_START, image_marker, prompt_attachments, typed_text
 from .common import warn
 from .render import (
     BOLD,
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from ..skills import Skills
     from ..system_prompt import SystemPrompt
 
-__all__ = ["Interactive", "BUILTIN_COMMANDS", "help_text", "HELP", "prompt_string"]
+__all__ = ["Interactive", "BUILTIN_COMMANDS", "help_text", "HELP", "prompt_of", "prompt_string"]
 
 #: Built-in slash commands: name -> (arguments, description).  Lua commands
 #: with one of these names are shadowed (a warning says so at start-up).
@@ -113,6 +114,13 @@ def prompt_string(color: bool, text: str = "›") -> str:
     if not color:
         return "> " if text == "›" else text + " "
     return f"\001{BOLD}\002{text}\001{RESET}\002 "
+
+
+def prompt_of(loaded: Any) -> str | None:
+    """The unanswered prompt of a loaded session as it was typed (the
+    files attached to it left out: sending it again attaches them again)."""
+    msg = loaded.dangling_message
+    return typed_text(msg) if msg is not None else loaded.dangling_user
 
 
 def _history_file() -> str:
@@ -245,7 +253,7 @@ class Interactive:
             print(self._dim(f"… {first} earlier messages"))
         calls: dict[str, ToolUse] = {}
         for m in msgs[first:]:
-            prompt = m.text.strip() if m.role == "user" else ""
+            prompt = typed_text(m).strip() if m.role == "user" else ""
             for block in m.content:
                 if prompt and isinstance(block, Text):  # where the prompt's text starts
                     lines, prompt = prompt.split("\n"), ""
@@ -253,6 +261,9 @@ class Interactive:
                     print(self._dim("› ") + one_line(lines[0], 100) + self._dim(more))
                 elif isinstance(block, Image):
                     print(self._dim("  " + image_marker(block)))
+                elif isinstance(block, Text) and block.text.startswith(FILE_BLOCK_START):
+                    name = block.text[len(FILE_BLOCK_START) :].partition('"')[0]
+                    print(self._dim(f"  [file: {name}]"))
                 elif isinstance(block, ToolUse):
                     calls[block.id] = block
                     print(self._dim(tool_summary(ToolCallStart(block))))
@@ -318,7 +329,7 @@ class Interactive:
                 if text.startswith("//"):
                     self.turn(line.lstrip()[1:])
                     continue
-                if text.startswith("/"):
+                if text.startswith("/") and not self._names_path(text):
                     if self.command(text):
                         return 0
                     continue
@@ -326,6 +337,21 @@ class Interactive:
         finally:
             self.renderer.stop_status()
             self._save_history()
+
+    def _names_path(self, text: str) -> bool:
+        """Whether a line starting with ``/`` starts with the path of an
+        existing file (a dragged screenshot, a pasted path) rather than a
+        command: a command's name wins, then an existing file (a directory
+        such as ``/etc`` stays an unknown command)."""
+        name = text.split(None, 1)[0]
+        if name[1:] in BUILTIN_COMMANDS or name[1:] in self.ext.commands() or name == "/quit":
+            return False
+        first = re.match(r"(?:\\ |\S)+", text)
+        path = first.group(0).replace("\\ ", " ") if first else name
+        try:
+            return os.path.isfile(path)
+        except (OSError, ValueError):
+            return False
 
     def command(self, text: str) -> bool:
         """Run a slash command; True means exit."""
@@ -616,7 +642,7 @@ class Interactive:
     def _branch(self, entry_id: str) -> None:
         loaded = self.agent.branch_from(entry_id)
         if loaded.dangling_user is not None:
-            self.prefill = loaded.dangling_user
+            self.prefill = prompt_of(loaded)
             print(self._dim("branched: the prompt is in the input line to edit and send"))
         else:
             print(self._dim(f"continuing from {entry_id}"))
@@ -676,11 +702,11 @@ class Interactive:
         when it could not be saved (then nothing changed)."""
         conv = self.agent.conversation
         before = list(conv)
-        _, images, problems = prompt_images(text)  # @path/to/image.png
-        for p in problems:
+        att = prompt_attachments(text)  # @path/to/image.png, @file, a dragged path
+        for p in att.problems:
             warn(p)
         try:
-            self.agent.submit_user_message(text, images)
+            self.agent.submit_user_message(text, att.images, files=att.files)
         except SessionError as e:
             if len(conv) != len(before):  # the message went into memory, not the file
                 conv.clear()
@@ -691,6 +717,8 @@ class Interactive:
             )
             self.prefill = text
             return False
+        for line in att.shown:
+            print(self._dim(line))
         return True
 
     def _retract(self, text: str) -> None:
