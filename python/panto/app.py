@@ -380,9 +380,26 @@ def _skills(
 
 
 def project_trusted(config: Config, cwd: str, env: Mapping[str, str] | None = None) -> bool:
-    """Is the project holding ``cwd`` trusted (its skills, extensions and
-    code-running keys apply)?"""
-    return True  # TODO(trust): the trust store decides once it lands
+    """Is the project holding ``cwd`` trusted (its skills, ``.mcp.json``,
+    extensions and code-running keys apply)?  The config's answer when it
+    found a ``.panto/``; else the trust store's for the working directory or
+    any directory above it up to the repository root."""
+    if config.project is not None:
+        return config.project.trusted
+    from pathlib import Path
+
+    from .policy.trust import is_trusted
+    from .system_prompt import find_repo_root
+
+    try:
+        here = Path(cwd).resolve()
+        root = find_repo_root(here)
+        chain = [here] if root is None else [here, *here.parents]
+        if root is not None:
+            chain = chain[: chain.index(root) + 1]
+        return any(is_trusted(d, env) for d in chain)
+    except ConfigError:  # an unreadable trust store trusts nothing
+        return False
 
 
 # -- the session store -------------------------------------------------------------

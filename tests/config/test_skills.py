@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from support.config import write
+from support.trust import trust_project
 
 from panto import skills as sk
 from panto.app import open_session
@@ -64,6 +65,7 @@ def repo(tmp_path: Path, user_dir: Path) -> Path:
         "Hidden from the model.",
         **{"disable-model-invocation": "true"},
     )
+    trust_project(cwd)
     return cwd
 
 
@@ -95,7 +97,14 @@ def test_first_request_lists_the_skills_sorted_without_bodies(repo: Path, wire: 
     assert system_of(_first_request(repo, wire), wire) == text
 
 
-def test_untrusted_project_skills_are_not_discovered(repo: Path) -> None:
+def test_untrusted_project_skills_are_not_listed(repo: Path) -> None:
+    from panto.policy.trust import set_trust
+
+    set_trust(repo, False)
+    text = system_of(_first_request(repo, "openai-chat"), "openai-chat")
+    assert "<name>user-skill</name>" in text
+    assert "pkg-skill" not in text and "root-skill" not in text
+    assert "The user's shared skill" in text  # the project's one is not there to shadow it
     found = sk.discover(repo, project=False)
     assert found.names == ["agents-skill", "shared", "user-skill"]
     assert str(found.get("shared").location).startswith(os.environ["XDG_CONFIG_HOME"])  # type: ignore[union-attr]

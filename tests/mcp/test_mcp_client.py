@@ -110,7 +110,7 @@ def run_calls(
             s.agent.submit_user_message("go")
             with s.agent.run() as stream:
                 list(stream)
-            status = s.mcp.status()
+            status = s.mcp.status() if s.mcp is not None else None
         return [r.json for r in server.requests], status
 
 
@@ -338,6 +338,22 @@ def test_mock_model_calls_the_tool_end_to_end(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     results = [json.loads(line) for line in r.stdout.splitlines() if '"tool_result"' in line]
     assert results and results[0]["content"] == "5" and not results[0]["is_error"], r.stdout
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_mcp_json_only_in_a_trusted_project(trusted: bool, tmp_path: Path) -> None:
+    from panto.policy.trust import set_trust
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"proj": {"command": sys.executable, "args": [DEMO]}}})
+    )
+    if trusted:
+        set_trust(tmp_path, True)
+    bodies, status = run_calls("openai-chat", {}, [], tmp_path)
+    names = set(tools_of(bodies[0]))
+    assert ("mcp__proj__add" in names) is trusted
+    assert (status is not None) is trusted
 
 
 def test_names_and_schemas() -> None:

@@ -600,6 +600,7 @@ TRUST_KEYS: tuple[TrustKey, ...] = (
     TrustKey(("extensions", "rock_servers"), "chooses where code is downloaded from"),
     TrustKey(("extensions", "*"), "settings that extension code acts on"),
     TrustKey(("mcp",), _CODE + " (MCP servers) or reach other servers"),
+    TrustKey(("skills", "paths"), "could put instructions from elsewhere in the system prompt"),
     TrustKey(("hooks",), _CODE + " (hook commands)"),
     # [permissions]: a project may add deny and ask rules, never allow
     TrustKey(("permissions", "allow"), "would let tools run without asking"),
