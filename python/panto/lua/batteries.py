@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["Multi", "Op", "fs_write_atomic", "fs_glob"]
+__all__ = ["Multi", "Op", "fs_read", "fs_write_atomic", "fs_glob", "special_kind"]
 
 
 class Op:
@@ -39,6 +39,51 @@ class Multi(tuple):  # type: ignore[type-arg]
 # --------------------------------------------------------------------------
 # files
 
+# what a path that is neither a regular file nor a directory is (for errors)
+_SPECIAL = (
+    (_stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (_stat.S_ISCHR, "a character device"),
+    (_stat.S_ISBLK, "a block device"),
+    (_stat.S_ISSOCK, "a socket"),
+)
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is not a regular file or a
+    directory ("a FIFO (named pipe)", ...); None for those two."""
+    if _stat.S_ISREG(mode) or _stat.S_ISDIR(mode):
+        return None
+    for test, name in _SPECIAL:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _not_regular(path: str, kind: str, verb: str) -> OSError:
+    return OSError(
+        errno.EINVAL, f"{path} is {kind}, not a regular file; panto {verb} only regular files"
+    )
+
+
+def fs_read(path: str, offset: int = 0, limit: int | None = None) -> bytes:
+    """Read a regular file (from ``offset``, at most ``limit`` bytes).
+
+    FIFOs, devices and sockets are refused without blocking: the open is
+    non-blocking (a FIFO with no writer would block the Lua thread, and with
+    it every tool call) and the type is checked on the open descriptor (no
+    race with a path swapped after a stat); ``/dev/zero`` would never end."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if _stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+        kind = special_kind(st.st_mode)
+        if kind is not None:
+            raise _not_regular(path, kind, "reads")
+        if offset:
+            f.seek(offset)
+        return f.read(limit) if limit is not None else f.read()
+
 
 def fs_write_atomic(
     path: str, data: bytes, *, mkdir: bool = True, mode: int | None = None, atomic: bool = True
@@ -55,6 +100,11 @@ def fs_write_atomic(
         st = os.stat(path)
         if _stat.S_ISDIR(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+        kind = special_kind(st.st_mode)
+        if kind is not None:
+            # replacing a FIFO or a device node with a regular file (or
+            # blocking on one) is never what writing "a file" means
+            raise _not_regular(path, kind, "writes")
         existing_mode = _stat.S_IMODE(st.st_mode)
         target = os.path.realpath(path)  # write through symlinks, keep the link
         parent = os.path.dirname(target)

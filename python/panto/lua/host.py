@@ -64,11 +64,10 @@ def make_host(runtime: Any) -> Any:
 
     def fs_read(path: bytes, opts: Any = None) -> bytes:
         o = rt.from_lua(opts) if opts is not None else {}
-        with open(s(path), "rb") as f:
-            if o.get("offset"):
-                f.seek(int(o["offset"]))
-            limit = o.get("limit")
-            return f.read(int(limit)) if limit is not None else f.read()
+        limit = o.get("limit")
+        return batteries.fs_read(
+            s(path), int(o.get("offset") or 0), int(limit) if limit is not None else None
+        )
 
     def fs_write(path: bytes, data: bytes, opts: Any = None) -> int:
         o = rt.from_lua(opts) if opts is not None else {}
@@ -92,15 +91,7 @@ def make_host(runtime: Any) -> Any:
             return None
         except NotADirectoryError:
             return None
-        kind = (
-            "directory"
-            if st.S_ISDIR(r.st_mode)
-            else "file"
-            if st.S_ISREG(r.st_mode)
-            else "symlink"
-            if st.S_ISLNK(r.st_mode)
-            else "other"
-        )
+        kind = _stat_type(r.st_mode)
         return rt.to_lua(
             {
                 "type": kind,
@@ -322,6 +313,23 @@ def make_host(runtime: Any) -> Any:
         b"hook_count": HOOK_COUNT,
     }
     return runtime.lua.table_from(funcs)
+
+
+def _stat_type(mode: int) -> str:
+    """``panto.fs.stat``'s ``type`` (symlinks are followed)."""
+    import stat as st
+
+    for test, name in (
+        (st.S_ISREG, "file"),
+        (st.S_ISDIR, "directory"),
+        (st.S_ISFIFO, "fifo"),
+        (st.S_ISCHR, "char_device"),
+        (st.S_ISBLK, "block_device"),
+        (st.S_ISSOCK, "socket"),
+    ):
+        if test(mode):
+            return name
+    return "other"
 
 
 @functools.lru_cache(maxsize=1)

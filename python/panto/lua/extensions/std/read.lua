@@ -3,6 +3,9 @@ local MAX_LINES = 2000          -- default line limit
 local MAX_LINE_BYTES = 2000     -- longer lines are cut
 local MAX_OUTPUT_BYTES = 100000 -- whole-result cap
 local MAX_FILE_BYTES = 64 * 1024 * 1024
+-- panto.fs.stat's types that are not files, as the errors name them
+local SPECIAL = { fifo = "a FIFO (named pipe)", char_device = "a character device",
+  block_device = "a block device", socket = "a socket" }
 
 -- cut s to at most n bytes without splitting a UTF-8 sequence
 local function cut_utf8(s, n)
@@ -38,7 +41,7 @@ local function read_image(path, file, size)
       .. "(5 MiB in base64); make a smaller copy (e.g. a JPEG) and read that")
       :format(path, size, MAX_IMAGE_BYTES))
   end
-  local data = panto.fs.read(file)
+  local data = panto.fs.read(file, { limit = MAX_IMAGE_BYTES + 1 })
   local media_type = sniff(data)
   if not media_type then return nil end
   local w, h
@@ -74,6 +77,11 @@ local function read(input, ctx)
   if st.type == "directory" then
     panto.fail(path .. " is a directory, not a file (list it with bash, e.g. `ls -la " .. path .. "`)")
   end
+  if st.type ~= "file" then
+    -- a FIFO blocks, /dev/zero never ends: regular files only
+    panto.fail(("%s is %s, not a regular file; read only reads regular files")
+      :format(path, SPECIAL[st.type] or "a special file"))
+  end
   local ext = path:match("%.([%w]+)$")
   if ext and IMAGE_SUFFIXES[ext:lower()] then
     local result = read_image(path, file, st.size)
@@ -83,7 +91,12 @@ local function read(input, ctx)
     panto.fail(("%s is too large to read (%d bytes); use bash (head, sed -n, grep) to look at parts of it")
       :format(path, st.size))
   end
-  local data = panto.fs.read(file)
+  -- bounded even when the size lies (a file growing meanwhile, /proc)
+  local data = panto.fs.read(file, { limit = MAX_FILE_BYTES + 1 })
+  if #data > MAX_FILE_BYTES then
+    panto.fail(("%s is too large to read (over %d bytes); use bash (head, sed -n, grep) to look at parts of it")
+      :format(path, MAX_FILE_BYTES))
+  end
   if data:sub(1, 8192):find("\0", 1, true) then
     panto.fail(("%s looks like a binary file (%d bytes); not shown"):format(path, #data))
   end

@@ -1,4 +1,8 @@
 -- std.write: create or overwrite a file (parents created, atomic replace).
+-- panto.fs.stat's types that are not files, as the errors name them
+local SPECIAL = { fifo = "a FIFO (named pipe)", char_device = "a character device",
+  block_device = "a block device", socket = "a socket" }
+
 local function write(input, ctx)
   local path, content = input.path, input.content
   if type(path) ~= "string" or path == "" then panto.fail("write: 'path' is required") end
@@ -8,6 +12,11 @@ local function write(input, ctx)
   if type(content) ~= "string" then panto.fail("write: 'content' must be a string") end
   local st = panto.fs.stat(file)
   if st and st.type == "directory" then panto.fail(path .. " is a directory") end
+  if st and st.type ~= "file" then
+    -- replacing a FIFO or a device node with a regular file is never what was meant
+    panto.fail(("%s is %s, not a regular file; write only writes regular files (left as it is)")
+      :format(path, SPECIAL[st.type] or "a special file"))
+  end
   local n = panto.fs.write(file, content)
   local lines = select(2, content:gsub("\n", "")) + ((#content > 0 and content:sub(-1) ~= "\n") and 1 or 0)
   return ("%s %s: %d bytes, %d lines"):format(st and "Overwrote" or "Created", path, n, lines)
