@@ -101,7 +101,6 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     stack: list[str] = []
     found: list[list[str]] = []
     counter = [0]
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
 
     def visit(v: str) -> None:
         index[v] = low[v] = counter[0]
@@ -125,9 +124,16 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
             if len(comp) > 1:
                 found.append(sorted(comp))
 
-    for v in sorted(edges):
-        if v not in index:
-            visit(v)
+    # deep import chains recurse; the limit goes back afterwards (a raised
+    # limit leaks into later tests: the TOML depth test counts on the default)
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10_000))
+    try:
+        for v in sorted(edges):
+            if v not in index:
+                visit(v)
+    finally:
+        sys.setrecursionlimit(old)
     return found
 
 
