@@ -41,11 +41,31 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .conversation import Block, RedactedThinking, Text, Thinking, ToolUse, Usage
+from .conversation import (
+    Block,
+    Message,
+    RedactedThinking,
+    Text,
+    Thinking,
+    ToolResultBlock,
+    ToolUse,
+    Usage,
+)
+from .events import (
+    BlockComplete,
+    BlockKind,
+    BlockStart,
+    ContentDelta,
+    Event,
+    MessageComplete,
+    MessageStart,
+    ToolDetails,
+)
+from .providers.codec import RequestError, encode_events, make_encoder, parse_request
 
 __all__ = [
     "HTTPError",
@@ -57,21 +77,8 @@ __all__ = [
     "echo_responder",
     "mock_server",
     "render_sse",
+    "reply_events",
 ]
-
-_OPENAI_FINISH = {
-    "stop": "stop",
-    "tool_use": "tool_calls",
-    "length": "length",
-    "refusal": "content_filter",
-}
-_ANTHROPIC_STOP = {
-    "stop": "end_turn",
-    "tool_use": "tool_use",
-    "length": "max_tokens",
-    "refusal": "refusal",
-    "pause": "pause_turn",
-}
 
 
 @dataclass
@@ -193,230 +200,48 @@ def _stop_reason(reply: Reply) -> str:
     return "tool_use" if any(isinstance(b, ToolUse) for b in reply.blocks) else "stop"
 
 
-def _render_anthropic(reply: Reply, model: str) -> list[bytes]:
-    events: list[bytes] = []
+_KINDS: dict[type, BlockKind] = {
+    Text: "text",
+    Thinking: "thinking",
+    RedactedThinking: "redacted_thinking",
+    ToolUse: "tool_use",
+}
 
-    def ev(kind: str, data: dict[str, Any]) -> None:
-        events.append(f"event: {kind}\ndata: {_dumps(data)}\n\n".encode())
 
+def reply_events(reply: Reply, model: str = "mock-model") -> list[Event]:
+    """The stream events of a complete ``reply``: text, thinking and tool
+    arguments cut into deltas of ``reply.chunk`` characters."""
     u = reply.usage
-    ev(
-        "message_start",
-        {
-            "type": "message_start",
-            "message": {
-                "id": f"msg_{next(_ids):08d}",
-                "type": "message",
-                "role": "assistant",
-                "model": model,
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {
-                    "input_tokens": u.input_tokens,
-                    "cache_creation_input_tokens": u.cache_write_tokens,
-                    "cache_read_input_tokens": u.cache_read_tokens,
-                    "output_tokens": 1,
-                },
-            },
-        },
-    )
-    ev("ping", {"type": "ping"})
+    # the API reports one output token at the start, the total at the end
+    events: list[Event] = [MessageStart("", reply.model or model, replace(u, output_tokens=1))]
     for i, b in enumerate(reply.blocks):
-        if isinstance(b, Text):
-            ev(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": i,
-                    "content_block": {"type": "text", "text": ""},
-                },
-            )
-            for p in _pieces(b.text, reply.chunk):
-                ev(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {"type": "text_delta", "text": p},
-                    },
-                )
-        elif isinstance(b, Thinking):
-            ev(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": i,
-                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                },
-            )
-            for p in _pieces(b.text, reply.chunk):
-                ev(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {"type": "thinking_delta", "thinking": p},
-                    },
-                )
-            ev(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": i,
-                    "delta": {"type": "signature_delta", "signature": b.signature},
-                },
-            )
-        elif isinstance(b, RedactedThinking):
-            ev(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": i,
-                    "content_block": {"type": "redacted_thinking", "data": b.data},
-                },
-            )
-        elif isinstance(b, ToolUse):
-            ev(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": i,
-                    "content_block": {"type": "tool_use", "id": b.id, "name": b.name, "input": {}},
-                },
-            )
-            args = b.raw_input if b.raw_input is not None else _dumps(b.input)
-            for p in ["", *_pieces(args, reply.chunk)]:
-                ev(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": i,
-                        "delta": {"type": "input_json_delta", "partial_json": p},
-                    },
-                )
-        else:
+        kind = _KINDS.get(type(b))
+        if kind is None:
             raise TypeError(f"cannot stream block {b!r}")
-        ev("content_block_stop", {"type": "content_block_stop", "index": i})
-    stop = _stop_reason(reply)
-    ev(
-        "message_delta",
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": _ANTHROPIC_STOP.get(stop, stop), "stop_sequence": None},
-            "usage": {"output_tokens": u.output_tokens},
-        },
-    )
-    ev("message_stop", {"type": "message_stop"})
-    return events
-
-
-def _render_openai(reply: Reply, model: str) -> list[bytes]:
-    events: list[bytes] = []
-    cid = f"chatcmpl-{next(_ids):08d}"
-    created = int(time.time())
-
-    def chunk(
-        delta: dict[str, Any] | None, finish: str | None = None, usage: dict[str, Any] | None = None
-    ) -> None:
-        choices = (
-            []
-            if delta is None
-            else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
-        )
-        obj = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "service_tier": "default",
-            "system_fingerprint": "fp_panto",
-            "choices": choices,
-            "usage": usage,
-            "obfuscation": "xY",
-        }
-        events.append(f"data: {_dumps(obj)}\n\n".encode())
-
-    blocks = list(reply.blocks)
-    first_tool = bool(blocks) and isinstance(blocks[0], ToolUse)
-    role: dict[str, Any] = {
-        "role": "assistant",
-        "content": None if first_tool else "",
-        "refusal": None,
-    }
-    tool_index = 0
-    started = False
-    for b in blocks:
-        if isinstance(b, Text):
-            for p in _pieces(b.text, reply.chunk):
-                if not started:
-                    chunk(role)
-                    started = True
-                chunk({"content": p})
-        elif isinstance(b, Thinking):
-            for p in _pieces(b.text, reply.chunk):
-                if not started:
-                    chunk(role)
-                    started = True
-                chunk({"reasoning_content": p})
-        elif isinstance(b, ToolUse):
-            head = {
-                "index": tool_index,
-                "id": b.id,
-                "type": "function",
-                "function": {"name": b.name, "arguments": ""},
-            }
-            if not started:
-                chunk({**role, "tool_calls": [head]})
-                started = True
-            else:
-                chunk({"tool_calls": [head]})
+        events.append(BlockStart(i, kind))
+        if isinstance(b, ToolUse):
+            events.append(ToolDetails(i, b.id, b.name))
             args = b.raw_input if b.raw_input is not None else _dumps(b.input)
-            for p in _pieces(args, reply.chunk):
-                chunk({"tool_calls": [{"index": tool_index, "function": {"arguments": p}}]})
-            tool_index += 1
-        elif isinstance(b, RedactedThinking):
-            continue  # not expressible on this wire
-        else:
-            raise TypeError(f"cannot stream block {b!r}")
-    if not started:
-        chunk(role)
+            events += [ContentDelta(i, kind, p) for p in _pieces(args, reply.chunk)]
+        elif isinstance(b, (Text, Thinking)):
+            events += [ContentDelta(i, kind, p) for p in _pieces(b.text, reply.chunk)]
+        events.append(BlockComplete(i, b))
     stop = _stop_reason(reply)
-    chunk({}, _OPENAI_FINISH.get(stop, stop))
-    u = reply.usage
-    chunk(
-        None,
-        usage={
-            "prompt_tokens": u.input_tokens + u.cache_read_tokens,
-            "completion_tokens": u.output_tokens,
-            "total_tokens": u.input_tokens + u.cache_read_tokens + u.output_tokens,
-            "prompt_tokens_details": {"cached_tokens": u.cache_read_tokens, "audio_tokens": 0},
-            "completion_tokens_details": {
-                "reasoning_tokens": u.reasoning_tokens,
-                "audio_tokens": 0,
-            },
-        },
-    )
-    events.append(b"data: [DONE]\n\n")
+    message = Message("assistant", tuple(reply.blocks), u, stop, model=reply.model or model)
+    events.append(MessageComplete(message, stop, u))
     return events
 
 
 def render_sse(reply: Reply, wire: str, model: str = "mock-model") -> list[bytes]:
     """The SSE events (one ``bytes`` each) of a complete ``reply`` on
-    ``wire`` (``openai-chat`` or ``anthropic-messages``), without faults."""
-    model = reply.model or model
-    if wire == "anthropic-messages":
-        return _render_anthropic(reply, model)
-    if wire == "openai-chat":
-        return _render_openai(reply, model)
-    raise ValueError(f"unknown wire {wire!r}")
+    ``wire`` (``openai-chat`` or ``anthropic-messages``), without faults:
+    ``reply_events`` through the wire's encoder (``panto.providers.codec``)."""
+    return encode_events(wire, reply_events(reply, model))
 
 
 def _error_event(wire: str, error: dict[str, Any]) -> bytes:
-    err = {"type": error.get("type", "api_error"), "message": error.get("message", "error")}
-    if wire == "anthropic-messages":
-        return f"event: error\ndata: {_dumps({'type': 'error', 'error': err})}\n\n".encode()
-    return f"data: {_dumps({'error': {**err, 'code': None, 'param': None}})}\n\n".encode()
+    enc = make_encoder(wire)
+    return enc.error(str(error.get("type", "api_error")), str(error.get("message", "error")))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -643,17 +468,6 @@ class ScriptedServer:
 _CALL_RE = re.compile(r"\bcall\s+([A-Za-z0-9_-]{1,64})(?:[ \t]+(.*))?", re.S)
 
 
-def _tool_schemas(req: RecordedRequest) -> dict[str, dict[str, Any]]:
-    """The declared tools' input schemas by name, on either wire."""
-    out: dict[str, dict[str, Any]] = {}
-    for t in (req.json or {}).get("tools") or []:
-        decl = (t.get("function") or {}) if req.wire == "openai-chat" else t
-        schema = decl.get("parameters") if req.wire == "openai-chat" else decl.get("input_schema")
-        if decl.get("name"):
-            out[decl["name"]] = schema if isinstance(schema, dict) else {}
-    return out
-
-
 def _call_args(rest: str | None, schema: dict[str, Any]) -> dict[str, Any]:
     """The arguments of ``call NAME REST``: REST as a JSON object, or, when it
     is plain text (``call read README.md``, ``call bash ls -la``), REST as the
@@ -673,76 +487,32 @@ def _call_args(rest: str | None, schema: dict[str, Any]) -> dict[str, Any]:
     return {names[0]: rest} if names else {}
 
 
-def _last_turn(req: RecordedRequest) -> tuple[str, list[str], list[str]]:
-    """(user text, tool result texts, declared tool names) of a request."""
-    body = req.json or {}
-    msgs = body.get("messages") or []
-    tools = [
-        (t.get("function") or {}).get("name") if req.wire == "openai-chat" else t.get("name")
-        for t in body.get("tools") or []
-    ]
+def _last_turn(
+    req: RecordedRequest,
+) -> tuple[str, list[str], dict[str, dict[str, Any]]]:
+    """(user text, tool result texts, declared tool schemas by name) of a
+    request: the messages after the last assistant message, read with the
+    wire's request parser (``panto.providers.codec``)."""
+    body = req.json
+    if not isinstance(body, dict):
+        return "", [], {}
+    try:
+        parsed = parse_request(req.wire, {"model": "", **body})
+    except RequestError:
+        return "", [], {}
     text = ""
     results: list[str] = []
-    if req.wire == "openai-chat":
-        for i in range(len(msgs) - 1, -1, -1):
-            m = msgs[i]
-            if m.get("role") == "tool":
-                results.insert(0, str(m.get("content")))
-                continue
-            if m.get("role") == "user" and not results:
-                content = m.get("content")
-                if isinstance(content, list):
-                    if _is_tool_images(content) and i and msgs[i - 1].get("role") == "tool":
-                        continue  # the images of the tool results before it
-                    text = "".join(p.get("text", "") for p in content if p.get("type") == "text")
-                else:
-                    text = str(content or "")
+    for m in reversed(parsed.conversation.messages):
+        if m.role == "assistant":
             break
-    elif msgs and msgs[-1].get("role") == "user":
-        content = msgs[-1].get("content")
-        if isinstance(content, str):
-            text = content
-        else:
-            for b in content or []:
-                if b.get("type") == "tool_result":
-                    c = b.get("content")
-                    results.append(c if isinstance(c, str) else _parts_text(c))
-                elif b.get("type") == "text":
-                    text += b.get("text", "")
-    return text, results, [t for t in tools if t]
-
-
-#: openai_chat.TOOL_IMAGES_HEADER's start (not imported: the providers
-#: package imports this module for the mock provider)
-_TOOL_IMAGES_HEADER = "Image(s) from the result of tool call "
-
-
-def _is_tool_images(parts: list[Any]) -> bool:
-    """An OpenAI user message carrying tool results' images."""
-    return bool(parts) and all(
-        isinstance(p, dict)
-        and (
-            p.get("type") == "image_url"
-            or (p.get("type") == "text" and str(p.get("text", "")).startswith(_TOOL_IMAGES_HEADER))
-        )
-        for p in parts
-    )
-
-
-def _parts_text(parts: Any) -> str:
-    """An Anthropic tool result's list content as text: images as
-    ``[image: MEDIA_TYPE]`` (never their data)."""
-    if not isinstance(parts, list):
-        return _dumps(parts)
-    out = []
-    for p in parts:
-        if isinstance(p, dict) and p.get("type") == "text":
-            out.append(str(p.get("text", "")))
-        elif isinstance(p, dict) and p.get("type") == "image":
-            out.append(f"[image: {(p.get('source') or {}).get('media_type')}]")
-        else:
-            out.append(_dumps(p))
-    return " ".join(out)
+        if m.role == "user" and not text:
+            text = "".join(b.text for b in m.content if isinstance(b, Text))
+        for r in m.content:
+            if isinstance(r, ToolResultBlock):  # images as [image: MEDIA_TYPE], never their data
+                parts = [r.content] if r.content else []
+                parts += [f"[image: {i.media_type}]" for i in r.images]
+                results.append(" ".join(parts))
+    return text, results, {t.name: t.schema for t in parsed.tools}
 
 
 def echo_responder(req: RecordedRequest) -> Reply:
@@ -750,7 +520,7 @@ def echo_responder(req: RecordedRequest) -> Reply:
     thinking; ``call NAME {json}`` (or ``call NAME TEXT``, TEXT becoming the
     first required parameter) calls a declared tool; a tool result is
     summarised."""
-    text, results, tools = _last_turn(req)
+    text, results, schemas = _last_turn(req)
     size = max(1, len(req.body) // 4)
     if text.startswith("<conversation>\n"):  # Agent.compact's request
         said = re.findall(r"^## user\n(.*)$", text, re.M)
@@ -763,8 +533,8 @@ def echo_responder(req: RecordedRequest) -> Reply:
         blocks: list[Block] = [Text(answer)]
     else:
         m = _CALL_RE.search(text)
-        if m and m.group(1) in tools:
-            args = _call_args(m.group(2), _tool_schemas(req).get(m.group(1), {}))
+        if m and m.group(1) in schemas:
+            args = _call_args(m.group(2), schemas[m.group(1)])
             blocks = [
                 Thinking(f"The user wants me to call {m.group(1)}.", "mock-signature"),
                 Text(f"Calling {m.group(1)}."),

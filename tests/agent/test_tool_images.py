@@ -210,9 +210,28 @@ def test_tool_results_with_images_on_both_wires_keep_the_calls_answered_first() 
 
 
 def test_the_mock_recognises_the_tool_images_message() -> None:
-    from panto import testing
+    """The user message the OpenAI wire sends after tool messages for their
+    images (TOOL_IMAGES_HEADER) is the results' part, not a prompt: the mock
+    summarises the results (the codec's parser puts the images back)."""
+    from panto.providers import openai_chat
+    from panto.testing import RecordedRequest, echo_responder
 
-    assert TOOL_IMAGES_HEADER.startswith(testing._TOOL_IMAGES_HEADER)  # noqa: SLF001
+    msgs = [
+        Message.user("call read a.png"),
+        Message("assistant", (ToolUse("c1", "read", {"path": "a.png"}),)),
+        Message(
+            "tool",
+            (ToolResultBlock("c1", "Read image a.png", images=(Image("image/png", "AAAA"),)),),
+        ),
+    ]
+    body = {"model": "m", "messages": openai_chat.serialize_messages(msgs)}
+    assert TOOL_IMAGES_HEADER.format(id="c1") in json.dumps(body)
+    reply = echo_responder(
+        RecordedRequest("POST", "/", {}, json.dumps(body).encode(), "openai-chat")
+    )
+    assert [b.text for b in reply.blocks if isinstance(b, Text)] == [
+        "The tool returned: Read image a.png [image: image/png]"
+    ]
 
 
 @pytest.mark.parametrize("model", ["mock/anthropic", "mock/openai"])

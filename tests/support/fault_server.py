@@ -10,7 +10,10 @@ held in memory), the request's auth header echoed back into error bodies and
 in-stream error events, JSON errors in a 200, ``Retry-After: 3600``, and a
 model that calls the ``bash`` tool.
 
-Nothing here imports panto: the suite must not depend on its internals.
+The streamed answers come from panto's wire encoders
+(``panto.providers.codec``, checked against the hand-written fixtures by
+``tests/test_codec.py``) through ``panto.testing.render_sse``; nothing else
+of panto is used: the faults themselves are raw bytes written here.
 Both wires: Anthropic messages (``POST {base}/v1/messages``, base URL
 without ``/v1``) and OpenAI chat (``POST {base}/v1/chat/completions``, base
 URL with ``/v1``); :meth:`FaultServer.base_url` gives the right one.
@@ -32,6 +35,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from panto.conversation import Text, ToolUse, Usage
+from panto.providers.codec import make_encoder
+from panto.testing import Reply, render_sse
 
 __all__ = [
     "ANTHROPIC",
@@ -411,180 +418,31 @@ class FaultServer:
 # -- the two wires ------------------------------------------------------------------------
 
 
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, separators=(",", ":"))
-
-
-def _anthropic_event(kind: str, data: dict[str, Any]) -> bytes:
-    return f"event: {kind}\ndata: {_dumps(data)}\n\n".encode()
-
-
-def _openai_chunk(
-    model: str, delta: dict[str, Any] | None, finish: str | None = None, usage: Any = None
-) -> bytes:
-    obj = {
-        "id": "chatcmpl-fault",
-        "object": "chat.completion.chunk",
-        "created": 1764720000,
-        "model": model,
-        "choices": []
-        if delta is None
-        else [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
-        "usage": usage,
-    }
-    return f"data: {_dumps(obj)}\n\n".encode()
-
-
 def answer_events(wire: str, text: str = ANSWER, model: str = "fault-model") -> list[bytes]:
     """A complete streamed text answer; the last element is the terminal
     event (``message_stop`` / ``data: [DONE]``)."""
-    pieces = [text[i : i + 6] for i in range(0, len(text), 6)] or [""]
-    if wire == ANTHROPIC:
-        ev = [
-            _anthropic_event(
-                "message_start",
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": f"msg_fault{next(_ids):06d}",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": model,
-                        "content": [],
-                        "stop_reason": None,
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": 10, "output_tokens": 1},
-                    },
-                },
-            ),
-            _anthropic_event("ping", {"type": "ping"}),
-            _anthropic_event(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                },
-            ),
-        ]
-        for p in pieces:
-            ev.append(
-                _anthropic_event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": p},
-                    },
-                )
-            )
-        ev.append(
-            _anthropic_event("content_block_stop", {"type": "content_block_stop", "index": 0})
-        )
-        ev.append(
-            _anthropic_event(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-                    "usage": {"output_tokens": 7},
-                },
-            )
-        )
-        ev.append(_anthropic_event("message_stop", {"type": "message_stop"}))
-        return ev
-    ev = [_openai_chunk(model, {"role": "assistant", "content": ""})]
-    ev += [_openai_chunk(model, {"content": p}) for p in pieces]
-    ev.append(_openai_chunk(model, {}, "stop"))
-    ev.append(
-        _openai_chunk(
-            model, None, usage={"prompt_tokens": 10, "completion_tokens": 7, "total_tokens": 17}
-        )
-    )
-    ev.append(b"data: [DONE]\n\n")
-    return ev
+    reply = Reply([Text(text)], usage=Usage(input_tokens=10, output_tokens=7), chunk=6)
+    return render_sse(reply, wire, model)
 
 
 def tool_call_events(
     wire: str, name: str, args: dict[str, Any], model: str = "fault-model", call_id: str = ""
 ) -> list[bytes]:
-    """A streamed answer that is one tool call (stop reason tool use)."""
-    call_id = call_id or f"toolu_fault{next(_ids):06d}"
-    raw = _dumps(args)
-    if wire == ANTHROPIC:
-        return [
-            _anthropic_event(
-                "message_start",
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": f"msg_fault{next(_ids):06d}",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": model,
-                        "content": [],
-                        "stop_reason": None,
-                        "stop_sequence": None,
-                        "usage": {"input_tokens": 10, "output_tokens": 1},
-                    },
-                },
-            ),
-            _anthropic_event(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
-                },
-            ),
-            _anthropic_event(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": 0,
-                    "delta": {"type": "input_json_delta", "partial_json": raw},
-                },
-            ),
-            _anthropic_event("content_block_stop", {"type": "content_block_stop", "index": 0}),
-            _anthropic_event(
-                "message_delta",
-                {
-                    "type": "message_delta",
-                    "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-                    "usage": {"output_tokens": 9},
-                },
-            ),
-            _anthropic_event("message_stop", {"type": "message_stop"}),
-        ]
-    head = {
-        "index": 0,
-        "id": call_id,
-        "type": "function",
-        "function": {"name": name, "arguments": ""},
-    }
-    return [
-        _openai_chunk(model, {"role": "assistant", "content": None, "tool_calls": [head]}),
-        _openai_chunk(model, {"tool_calls": [{"index": 0, "function": {"arguments": raw}}]}),
-        _openai_chunk(model, {}, "tool_calls"),
-        _openai_chunk(
-            model, None, usage={"prompt_tokens": 10, "completion_tokens": 9, "total_tokens": 19}
-        ),
-        b"data: [DONE]\n\n",
-    ]
+    """A streamed answer that is one tool call (stop reason tool use), its
+    arguments in one delta."""
+    call = ToolUse(call_id or f"toolu_fault{next(_ids):06d}", name, args)
+    reply = Reply([call], usage=Usage(input_tokens=10, output_tokens=9), chunk=1 << 30)
+    return render_sse(reply, wire, model)
 
 
 def error_event(wire: str, message: str, type_: str = "invalid_request_error") -> bytes:
     """An in-stream provider error event."""
-    if wire == ANTHROPIC:
-        return _anthropic_event(
-            "error", {"type": "error", "error": {"type": type_, "message": message}}
-        )
-    return f"data: {_dumps({'error': {'message': message, 'type': type_, 'code': None, 'param': None}})}\n\n".encode()
+    return make_encoder(wire).error(type_, message)
 
 
 def ping_event(wire: str) -> bytes:
     """Keep-alive noise that is not progress: an Anthropic ping / an SSE comment."""
-    return _anthropic_event("ping", {"type": "ping"}) if wire == ANTHROPIC else b": keep-alive\n\n"
+    return b'event: ping\ndata: {"type":"ping"}\n\n' if wire == ANTHROPIC else b": keep-alive\n\n"
 
 
 def error_json(message: str, type_: str = "authentication_error") -> dict[str, Any]:
