@@ -535,6 +535,8 @@ static int dispatch(panto_stream *s, const sse_event *se) {
         if (s->fast && (r = pt_anthropic_fast_event(s, se)) != 0)
             return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_anthropic_event(s, se);
+    case PANTO_WIRE_OPENAI_RESPONSES:
+        return pt_responses_event(s, se);
     default:
         return sse_wire_event(s, se);
     }
@@ -568,7 +570,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
         return PANTO_ERROR;
     *out = NULL;
     if (wire != PANTO_WIRE_SSE && wire != PANTO_WIRE_OPENAI_CHAT &&
-        wire != PANTO_WIRE_ANTHROPIC_MESSAGES)
+        wire != PANTO_WIRE_ANTHROPIC_MESSAGES && wire != PANTO_WIRE_OPENAI_RESPONSES)
         return PANTO_ERROR;
     if (opts && opts->version != PANTO_STREAM_OPTIONS_VERSION)
         return PANTO_ERROR;
@@ -788,7 +790,9 @@ static int fast_event(panto_stream *s) {
 }
 
 static const char *terminal_name(const panto_stream *s) {
-    return s->wire == PANTO_WIRE_OPENAI_CHAT ? "[DONE]" : "message_stop";
+    return s->wire == PANTO_WIRE_OPENAI_CHAT        ? "[DONE]"
+           : s->wire == PANTO_WIRE_OPENAI_RESPONSES ? "the response's terminal event"
+                                                    : "message_stop";
 }
 
 /* End of input with the terminal delivered: what follows it may hold
@@ -1152,6 +1156,7 @@ PANTO_EXTERN(const char *) panto_wire_name(int wire) {
     case PANTO_WIRE_SSE: return "sse";
     case PANTO_WIRE_OPENAI_CHAT: return "openai-chat";
     case PANTO_WIRE_ANTHROPIC_MESSAGES: return "anthropic-messages";
+    case PANTO_WIRE_OPENAI_RESPONSES: return "openai-responses";
     default: return "unknown";
     }
 }

@@ -1,5 +1,5 @@
 /* stream.h -- internals of panto_stream shared by stream.c and the wire
- * decoders (wire_openai_chat.c, wire_anthropic.c).  Not part of the ABI.
+ * decoders (wire_openai_chat.c, wire_anthropic.c, wire_openai_responses.c).  Not part of the ABI.
  *
  * Lifetime rule: strings in a delivered event stay valid until the next call
  * on the stream.  The stream only decodes the next SSE event once its event
@@ -157,6 +157,7 @@ struct panto_stream {
     int refusal_seen;           /* OpenAI: delta.refusal text seen */
     uint64_t synth_key;         /* OpenAI: keys for tool calls without index */
     int last_tool_slot;         /* OpenAI: the most recent tool call slot */
+    int rs_tools;               /* Responses: a function call was seen */
 
     /* flags */
     int eof;                    /* panto_stream_finish called */
@@ -246,6 +247,7 @@ PT_INTERNAL int pt_members(panto_stream *s, const jnode *obj, const pt_name *nam
 /* Wire decoders: handle one dispatched SSE event.  0 or -1 (error set). */
 PT_INTERNAL int pt_openai_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_event(panto_stream *s, const sse_event *ev);
+PT_INTERNAL int pt_responses_event(panto_stream *s, const sse_event *ev);
 
 /* ---- fast paths ----
  *

@@ -130,7 +130,7 @@ def test_fixture_json_format():
     allowed_codes = {"bad_json", "bad_sse", "protocol", "provider", "truncated", "limit"}
     for name in NAMES:
         _, exp = load(name)
-        assert exp["wire"] in ("openai-chat", "anthropic-messages", "sse"), name
+        assert exp["wire"] in ("openai-chat", "anthropic-messages", "openai-responses", "sse"), name
         assert isinstance(exp["events"], list), name
         if exp["error"] is not None:
             assert exp["error"]["code"] in allowed_codes, name

@@ -18,3 +18,4 @@
 #include "../stream.c"
 #include "../wire_openai_chat.c"
 #include "../wire_anthropic.c"
+#include "../wire_openai_responses.c"

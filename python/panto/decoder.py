@@ -68,6 +68,7 @@ WIRES = {
     "sse": lib.PANTO_WIRE_SSE,
     "openai-chat": lib.PANTO_WIRE_OPENAI_CHAT,
     "anthropic-messages": lib.PANTO_WIRE_ANTHROPIC_MESSAGES,
+    "openai-responses": lib.PANTO_WIRE_OPENAI_RESPONSES,
 }
 
 
@@ -207,7 +208,7 @@ def _usage(u: Any) -> Usage:
 
 class StreamDecoder:
     """Incremental decoder for one response body of ``wire``: ``"sse"``,
-    ``"openai-chat"`` or ``"anthropic-messages"``.
+    ``"openai-chat"``, ``"anthropic-messages"`` or ``"openai-responses"``.
 
     The ``max_*`` options bound the memory the decoder may use (``None``
     takes the core's default: 8 MiB per event, 64 MiB per block and for

@@ -294,6 +294,7 @@ static void test_fixtures(void) {
         files++;
         fast += same(PANTO_WIRE_OPENAI_CHAT, NULL, buf, n, e->d_name);
         fast += same(PANTO_WIRE_ANTHROPIC_MESSAGES, NULL, buf, n, e->d_name);
+        fast += same(PANTO_WIRE_OPENAI_RESPONSES, NULL, buf, n, e->d_name);
     }
     closedir(d);
     CHECK(files >= 40);

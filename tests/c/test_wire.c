@@ -1,5 +1,5 @@
 /* test_wire.c -- the provider wire decoders (OpenAI chat, Anthropic
- * messages) through the public API: every test renders the event sequence
+ * messages, OpenAI Responses) through the public API: every test renders the event sequence
  * as a transcript and compares it, and checks that every split of the input
  * into two feeds (and 1-byte feeds) gives the same transcript. */
 #include <stdarg.h>
@@ -1017,7 +1017,7 @@ static void test_garbage(void) {
             if (round % 3 == 0 && buf[i] == 0)
                 buf[i] = '\n';
         }
-        for (int w = PANTO_WIRE_OPENAI_CHAT; w <= PANTO_WIRE_ANTHROPIC_MESSAGES; w++) {
+        for (int w = PANTO_WIRE_OPENAI_CHAT; w <= PANTO_WIRE_OPENAI_RESPONSES; w++) {
             char *t = run_cuts(w, buf, n, NULL, 0);
             int ok = strstr(t, "ERROR ") != NULL && strstr(t, "ERROR <no") == NULL;
             if (!ok) {
@@ -1055,6 +1055,122 @@ static void test_garbage(void) {
     free(b.p);
 }
 
+/* ---- OpenAI Responses ---- */
+
+#define RS_CREATED                                                                          \
+    "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,"   \
+    "\"response\":{\"id\":\"resp_1\",\"model\":\"gpt-x\",\"status\":\"in_progress\",\"usage\":null}}\n\n"
+#define RS_EV(json) "data: " json "\n\n"
+#define RS_MSG_ADDED(o)                                                                     \
+    RS_EV("{\"type\":\"response.output_item.added\",\"output_index\":" #o                   \
+          ",\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[]}}")
+#define RS_TEXT(o, c, t)                                                                    \
+    RS_EV("{\"type\":\"response.output_text.delta\",\"output_index\":" #o                   \
+          ",\"content_index\":" #c ",\"delta\":\"" t "\"}")
+#define RS_COMPLETED                                                                        \
+    RS_EV("{\"type\":\"response.completed\",\"response\":{\"status\":\"completed\","         \
+          "\"usage\":{\"input_tokens\":10,\"input_tokens_details\":{\"cached_tokens\":4},"   \
+          "\"output_tokens\":7,\"output_tokens_details\":{\"reasoning_tokens\":3}}}}")
+
+/* Every fixture of the wire: each split in two, 1-byte feeds, batches. */
+static void test_responses_fixtures(void) {
+    static const char *names[] = {
+        "openai_responses_text",          "openai_responses_reasoning_tool",
+        "openai_responses_parallel_tools", "openai_responses_refusal",
+        "openai_responses_web_search",    "openai_responses_reasoning_text",
+        "openai_responses_incomplete",    "openai_responses_failed",
+        "openai_responses_error_event",   "openai_responses_truncated",
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[256];
+        snprintf(path, sizeof path, "tests/fixtures/%s.sse", names[i]);
+        FILE *f = fopen(path, "rb");
+        CHECK(f != NULL);
+        if (!f)
+            continue;
+        static char buf[1 << 16];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        CHECK(strlen(buf) == n);
+        int ok = splits_agree(PANTO_WIRE_OPENAI_RESPONSES, buf);
+        CHECK(ok);
+        if (!ok)
+            fprintf(stderr, "fixture %s: splits differ\n", names[i]);
+        char *t = run_all(PANTO_WIRE_OPENAI_RESPONSES, buf);
+        CHECK(strstr(t, "BAD STATUS") == NULL);
+        free(t);
+    }
+}
+
+static void test_responses(void) {
+    const int W = PANTO_WIRE_OPENAI_RESPONSES;
+    CHECK(strcmp(panto_wire_name(W), "openai-responses") == 0);
+    /* text without content_part.added; usage normalized */
+    EXPECT(W, RS_CREATED RS_MSG_ADDED(0) RS_TEXT(0, 0, "Hi") RS_TEXT(0, 0, " there") RS_COMPLETED,
+           "start id=resp_1 model=gpt-x in=0 cr=0 cw=0 out=0 rs=0\n"
+           "bstart 0 text\n"
+           "delta 0 text [Hi]\n"
+           "delta 0 text [ there]\n"
+           "bdone 0 text [Hi there]\n"
+           "complete stop raw=completed in=6 cr=4 cw=0 out=7 rs=3\n"
+           "DONE\n");
+    /* an item that only comes done: the reasoning item whole, its JSON the
+     * signature; a function call whose arguments come only in the item */
+    EXPECT(W,
+           RS_CREATED RS_EV("{\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":"
+                            "{\"type\":\"reasoning\",\"id\":\"rs_1\",\"encrypted_content\":\"gAAA\"}}")
+               RS_EV("{\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":"
+                     "{\"type\":\"function_call\",\"call_id\":\"c1\",\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1}\"}}")
+                   RS_COMPLETED,
+           "start id=resp_1 model=gpt-x in=0 cr=0 cw=0 out=0 rs=0\n"
+           "bstart 0 thinking\n"
+           "bdone 0 thinking [] sig={\"type\":\"reasoning\",\"id\":\"rs_1\",\"encrypted_content\":\"gAAA\"}\n"
+           "bstart 1 tool_use\n"
+           "tool 1 id=c1 name=f\n"
+           "delta 1 tool_use [{\"a\":1}]\n"
+           "bdone 1 tool_use [{\"a\":1}] id=c1 name=f\n"
+           "complete tool_use raw=completed in=6 cr=4 cw=0 out=7 rs=3\n"
+           "DONE\n");
+    /* protocol errors: output before response.created; a delta after its
+     * part is done; arguments for an item never added */
+    EXPECT_END(W, RS_MSG_ADDED(0), "ERROR protocol: protocol violation: response.output_item.added before response.created");
+    EXPECT_END(W,
+               RS_CREATED RS_MSG_ADDED(0) RS_TEXT(0, 0, "a")
+                   RS_EV("{\"type\":\"response.content_part.done\",\"output_index\":0,\"content_index\":0,"
+                         "\"part\":{\"type\":\"output_text\",\"text\":\"a\"}}") RS_TEXT(0, 0, "b"),
+               "ERROR protocol: protocol violation: response.output_text.delta for an output item or content part that is done");
+    EXPECT_END(W,
+               RS_CREATED RS_EV("{\"type\":\"response.function_call_arguments.delta\",\"output_index\":3,\"delta\":\"{\"}"),
+               "ERROR protocol: protocol violation: response.function_call_arguments.delta for output_index 3, which was never added");
+    EXPECT_END(W, RS_CREATED RS_EV("{\"type\":\"response.output_text.delta\",\"output_index\":-1,\"content_index\":0,\"delta\":\"x\"}"),
+               "ERROR protocol: protocol violation: response.output_text.delta without a valid \"output_index\"");
+    /* an event after the terminal one; errors */
+    {
+        panto_stream *s = NULL;
+        const char *in = RS_CREATED RS_COMPLETED RS_TEXT(0, 0, "late");
+        panto_error e;
+        CHECK(panto_stream_new(W, NULL, &s) == PANTO_OK);
+        panto_event ev;
+        char msg[256] = {0};
+        CHECK(panto_stream_feed(s, (const uint8_t *)in, strlen(in)) == PANTO_OK);
+        while (panto_next_event(s, &ev) == PANTO_EVENT)
+            ;
+        CHECK(panto_stream_finish(s) == PANTO_ERROR);
+        panto_stream_error(s, &e);
+        memcpy(msg, e.message.ptr, e.message.len < 255 ? e.message.len : 255);
+        CHECK(e.code == PANTO_ERR_PROTOCOL &&
+              strstr(msg, "event after the response's terminal event") != NULL);
+        panto_stream_free(s);
+    }
+    EXPECT_END(W, RS_EV("{\"type\":\"error\",\"error\":{\"type\":\"server_error\",\"code\":\"rate_limit_exceeded\",\"message\":\"slow down\"}}"),
+               "ERROR provider: slow down type=rate_limit_exceeded retryable=1");
+    EXPECT_END(W, RS_CREATED RS_EV("{\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":null}}"),
+               "ERROR provider: the response failed type=response.failed retryable=0");
+    EXPECT_END(W, RS_CREATED "data: [1]\n\n", "ERROR protocol: protocol violation: event 2 (line 4) is not a JSON object");
+    CHECK(splits_agree(W, RS_CREATED RS_MSG_ADDED(0) RS_TEXT(0, 0, "\\u00e9\\ud83d\\ude00") RS_COMPLETED));
+}
+
 int main(void) {
     test_openai_text();
     test_openai_reasoning();
@@ -1067,6 +1183,8 @@ int main(void) {
     test_anthropic_stop_reasons();
     test_anthropic_kept_blocks();
     test_anthropic_errors();
+    test_responses();
+    test_responses_fixtures();
     test_garbage();
     CHECK_EQ_INT(invariant_failures, 0);
     return test_report("test_wire");

@@ -1,7 +1,7 @@
 /* fuzz_stream.c -- a libFuzzer target for one wire of the stream core,
  * through the public API (include/panto.h; see below for the one white-box
  * run).  Built once per wire with
- * -DFUZZ_WIRE=PANTO_WIRE_SSE / _OPENAI_CHAT / _ANTHROPIC_MESSAGES; see
+ * -DFUZZ_WIRE=PANTO_WIRE_SSE / _OPENAI_CHAT / _ANTHROPIC_MESSAGES / _OPENAI_RESPONSES; see
  * tests/fuzz/run.sh.
  *
  * Input layout: byte 0 holds flags, bytes 1-2 seed a PRNG, the rest is the

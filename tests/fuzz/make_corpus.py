@@ -97,6 +97,8 @@ def name(data: bytes) -> str:
 
 def wire_of(fixture: Path) -> str:
     n = fixture.name
+    if n.startswith("openai_responses_"):
+        return "openai_responses"
     if n.startswith("openai_"):
         return "openai"
     if n.startswith("anthropic_"):
@@ -121,6 +123,7 @@ def build() -> dict[str, dict[str, bytes]]:
         "sse": {},
         "openai_chat": {},
         "anthropic": {},
+        "openai_responses": {},
         "json": {},
     }
 
@@ -139,6 +142,8 @@ def build() -> dict[str, dict[str, bytes]]:
             add_stream("openai_chat", body, HEADERS[:3])
         if w in ("anthropic", "any"):
             add_stream("anthropic", body, HEADERS[:3])
+        if w in ("openai_responses", "any"):
+            add_stream("openai_responses", body, HEADERS[:3])
         for p in data_payloads(body):
             add("json", b"\x00" + p)
     for body in SSE_HAND:

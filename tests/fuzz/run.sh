@@ -20,7 +20,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 SECONDS_PER_TARGET=${1:-${PANTO_FUZZ_SECONDS:-60}}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(sse openai_chat anthropic json)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(sse openai_chat anthropic openai_responses json)
 CC=${PANTO_FUZZ_CC:-clang}
 OUT=${PANTO_FUZZ_BUILD:-build-fuzz}
 
@@ -46,6 +46,7 @@ build() {
     sse) def=(-DFUZZ_WIRE=PANTO_WIRE_SSE) ;;
     openai_chat) def=(-DFUZZ_WIRE=PANTO_WIRE_OPENAI_CHAT) ;;
     anthropic) def=(-DFUZZ_WIRE=PANTO_WIRE_ANTHROPIC_MESSAGES) ;;
+    openai_responses) def=(-DFUZZ_WIRE=PANTO_WIRE_OPENAI_RESPONSES) ;;
     json) src=tests/fuzz/fuzz_json.c ;;
     *)
         echo "fuzz: unknown target $target"

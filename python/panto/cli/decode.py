@@ -19,12 +19,13 @@ from typing import IO, Any
 
 __all__ = ["main", "detect_wire"]
 
-WIRE_CHOICES = ("auto", "sse", "openai-chat", "anthropic-messages")
+WIRE_CHOICES = ("auto", "sse", "openai-chat", "anthropic-messages", "openai-responses")
 
 _ANTHROPIC = re.compile(rb"^event:[ ]?message_start\r?$", re.M)
 _OPENAI = re.compile(
     rb'^data:[ ]?\{\s*"id"\s*:\s*"chatcmpl|"object"\s*:\s*"chat\.completion\.chunk"', re.M
 )
+_RESPONSES = re.compile(rb'^data:[ ]?\{\s*"type"\s*:\s*"response\.created"', re.M)
 _DATA_LINE = re.compile(rb"^data:.*[\r\n]", re.M)
 _DETECT_LIMIT = 65536
 
@@ -32,12 +33,15 @@ _DETECT_LIMIT = 65536
 def detect_wire(head: bytes, eof: bool = True) -> str | None:
     """Guess the wire of a body from its first bytes: ``anthropic-messages``
     when an ``event: message_start`` line is there, ``openai-chat`` for a
-    chat completion chunk, else ``sse``.  With ``eof=False`` returns None
+    chat completion chunk, ``openai-responses`` for a ``response.created``
+    event, else ``sse``.  With ``eof=False`` returns None
     while ``head`` is too short to tell."""
     if _ANTHROPIC.search(head):
         return "anthropic-messages"
     if _OPENAI.search(head):
         return "openai-chat"
+    if _RESPONSES.search(head):
+        return "openai-responses"
     if eof or len(head) >= _DETECT_LIMIT or _DATA_LINE.search(head):
         return "sse"
     return None
@@ -63,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=(
             "The wire is detected from the first event unless --wire is given: "
             "'event: message_start' means anthropic-messages, a chat.completion.chunk "
-            "means openai-chat, anything else is decoded as raw sse.  "
+            "means openai-chat, a response.created event openai-responses, anything else is decoded as raw sse.  "
             "Exit status: 0 ok, 1 decode or I/O error, 2 usage error."
         ),
     )
