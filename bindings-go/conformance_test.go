@@ -3,6 +3,7 @@ package panto
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -104,12 +105,34 @@ func render(t testing.TB, next func() (Event, error)) decoded {
 // decodeChunks feeds the body in pieces of the given size (0 = at once) to
 // a Decoder.
 func decodeChunks(t testing.TB, wire Wire, body []byte, size int) decoded {
+	var parts [][]byte
+	for rest := body; len(rest) > 0; {
+		n := len(rest)
+		if size > 0 && n > size {
+			n = size
+		}
+		parts = append(parts, rest[:n])
+		rest = rest[n:]
+	}
+	return decodeParts(t, wire, parts)
+}
+
+// decodeSplit feeds body[:cut], then body[cut:].
+func decodeSplit(t testing.TB, wire Wire, body []byte, cut int) decoded {
+	return decodeParts(t, wire, [][]byte{body[:cut], body[cut:]})
+}
+
+// decodeParts feeds the parts in order, draining after each.
+func decodeParts(t testing.TB, wire Wire, parts [][]byte) decoded {
 	dec, err := NewDecoder(wire)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dec.Close()
-	rest := body
+	var rest []byte
+	for _, p := range parts {
+		rest = append(rest, p...)
+	}
 	closed := false
 	return render(t, func() (Event, error) {
 		for {
@@ -140,10 +163,8 @@ func decodeChunks(t testing.TB, wire Wire, body []byte, size int) decoded {
 				}
 				continue
 			}
-			n := len(rest)
-			if size > 0 && n > size {
-				n = size
-			}
+			n := len(parts[0])
+			parts = parts[1:]
 			_ = dec.Feed(rest[:n])
 			rest = rest[n:]
 		}
@@ -226,6 +247,12 @@ func TestConformance(t *testing.T) {
 			checkFixture(t, f, decodeChunks(t, wire, f.Body, 0), "whole body")
 			checkFixture(t, f, decodeChunks(t, wire, f.Body, 1), "one byte at a time")
 			checkFixture(t, f, decodeChunks(t, wire, f.Body, 7), "7-byte feeds")
+			if wire == WireOpenAIResponses {
+				// the newest wire: every split of the body in two
+				for cut := 0; cut <= len(f.Body); cut++ {
+					checkFixture(t, f, decodeSplit(t, wire, f.Body, cut), fmt.Sprintf("split at %d", cut))
+				}
+			}
 
 			// A Stream stops at the terminal event and never reads what
 			// follows it, so a fixture whose error comes after the terminal

@@ -12,10 +12,12 @@ const (
 	WireOpenAIChat Wire = 2
 	// WireAnthropicMessages decodes Anthropic messages streams.
 	WireAnthropicMessages Wire = 3
+	// WireOpenAIResponses decodes OpenAI Responses API streams.
+	WireOpenAIResponses Wire = 4
 )
 
 // String returns the wire's name as the Python package spells it:
-// "sse", "openai-chat" or "anthropic-messages".
+// "sse", "openai-chat", "anthropic-messages" or "openai-responses".
 func (w Wire) String() string {
 	switch w {
 	case WireSSE:
@@ -24,6 +26,8 @@ func (w Wire) String() string {
 		return "openai-chat"
 	case WireAnthropicMessages:
 		return "anthropic-messages"
+	case WireOpenAIResponses:
+		return "openai-responses"
 	}
 	return "unknown"
 }
@@ -38,6 +42,8 @@ func ParseWire(s string) (Wire, error) {
 		return WireOpenAIChat, nil
 	case "anthropic-messages", "anthropic":
 		return WireAnthropicMessages, nil
+	case "openai-responses":
+		return WireOpenAIResponses, nil
 	}
 	return 0, fmt.Errorf("panto: unknown wire %q", s)
 }

@@ -90,7 +90,8 @@ typedef enum {
 typedef enum {
     PANTO_WIRE_SSE = 1,                 /* raw server-sent events */
     PANTO_WIRE_OPENAI_CHAT = 2,         /* OpenAI chat completions, stream */
-    PANTO_WIRE_ANTHROPIC_MESSAGES = 3   /* Anthropic messages, stream */
+    PANTO_WIRE_ANTHROPIC_MESSAGES = 3,  /* Anthropic messages, stream */
+    PANTO_WIRE_OPENAI_RESPONSES = 4     /* OpenAI Responses API, stream */
 } panto_wire;
 
 typedef enum {

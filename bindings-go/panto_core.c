@@ -1843,7 +1843,7 @@ int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
 
 #line 1 "../csrc/stream.h"
 /* stream.h -- internals of panto_stream shared by stream.c and the wire
- * decoders (wire_openai_chat.c, wire_anthropic.c).  Not part of the ABI.
+ * decoders (wire_openai_chat.c, wire_anthropic.c, wire_openai_responses.c).  Not part of the ABI.
  *
  * Lifetime rule: strings in a delivered event stay valid until the next call
  * on the stream.  The stream only decodes the next SSE event once its event
@@ -2001,6 +2001,7 @@ struct panto_stream {
     int refusal_seen;           /* OpenAI: delta.refusal text seen */
     uint64_t synth_key;         /* OpenAI: keys for tool calls without index */
     int last_tool_slot;         /* OpenAI: the most recent tool call slot */
+    int rs_tools;               /* Responses: a function call was seen */
 
     /* flags */
     int eof;                    /* panto_stream_finish called */
@@ -2090,6 +2091,7 @@ PT_INTERNAL int pt_members(panto_stream *s, const jnode *obj, const pt_name *nam
 /* Wire decoders: handle one dispatched SSE event.  0 or -1 (error set). */
 PT_INTERNAL int pt_openai_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_event(panto_stream *s, const sse_event *ev);
+PT_INTERNAL int pt_responses_event(panto_stream *s, const sse_event *ev);
 
 /* ---- fast paths ----
  *
@@ -2879,6 +2881,8 @@ static int dispatch(panto_stream *s, const sse_event *se) {
         if (s->fast && (r = pt_anthropic_fast_event(s, se)) != 0)
             return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_anthropic_event(s, se);
+    case PANTO_WIRE_OPENAI_RESPONSES:
+        return pt_responses_event(s, se);
     default:
         return sse_wire_event(s, se);
     }
@@ -2912,7 +2916,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
         return PANTO_ERROR;
     *out = NULL;
     if (wire != PANTO_WIRE_SSE && wire != PANTO_WIRE_OPENAI_CHAT &&
-        wire != PANTO_WIRE_ANTHROPIC_MESSAGES)
+        wire != PANTO_WIRE_ANTHROPIC_MESSAGES && wire != PANTO_WIRE_OPENAI_RESPONSES)
         return PANTO_ERROR;
     if (opts && opts->version != PANTO_STREAM_OPTIONS_VERSION)
         return PANTO_ERROR;
@@ -3132,7 +3136,9 @@ static int fast_event(panto_stream *s) {
 }
 
 static const char *terminal_name(const panto_stream *s) {
-    return s->wire == PANTO_WIRE_OPENAI_CHAT ? "[DONE]" : "message_stop";
+    return s->wire == PANTO_WIRE_OPENAI_CHAT        ? "[DONE]"
+           : s->wire == PANTO_WIRE_OPENAI_RESPONSES ? "the response's terminal event"
+                                                    : "message_stop";
 }
 
 /* End of input with the terminal delivered: what follows it may hold
@@ -3496,6 +3502,7 @@ PANTO_EXTERN(const char *) panto_wire_name(int wire) {
     case PANTO_WIRE_SSE: return "sse";
     case PANTO_WIRE_OPENAI_CHAT: return "openai-chat";
     case PANTO_WIRE_ANTHROPIC_MESSAGES: return "anthropic-messages";
+    case PANTO_WIRE_OPENAI_RESPONSES: return "openai-responses";
     default: return "unknown";
     }
 }
@@ -5126,4 +5133,578 @@ int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev) {
     return an_fast_apply(s, p, &w, st, e, esc, si);
 }
 #line 21 "../csrc/unity/panto_core.c"
+#line 1 "../csrc/wire_openai_responses.c"
+/* wire_openai_responses.c -- the OpenAI Responses API stream (`event: X` +
+ * `data: {"type":"X",...}`, typed events about output items) decoded into
+ * panto events.  docs/decoding.md describes the mapping:
+ *
+ *   output item "message"        its content parts (output_text, refusal)
+ *                                are text blocks; annotations collect on
+ *                                the block's citations
+ *   output item "function_call"  a tool_use block (call_id, name, the
+ *                                arguments streamed as deltas)
+ *   output item "reasoning"      a thinking block: summary (and reasoning
+ *                                text) streamed as deltas; its signature is
+ *                                the item's JSON as output_item.done sent it
+ *                                (id, encrypted_content), kept opaque
+ *   any other item               a server block: the item's JSON as
+ *                                output_item.done sent it
+ *
+ * Blocks are keyed by output_index (items) and output_index with
+ * content_index (content parts of a message). */
+#include <string.h>
+
+/* #include "stream.h" (inlined above) */
+
+#define RS_EVN(s) ((unsigned long long)(s)->n_events)
+/* The key of an item (part 0) or of content part c of it (part c + 1). */
+#define RS_PART_BITS 20
+#define RS_MAX_OUTPUT ((uint64_t)1 << 40)
+#define RS_MAX_PART (((uint64_t)1 << RS_PART_BITS) - 2)
+
+static uint64_t rs_key(uint64_t out, uint64_t part) { return (out << RS_PART_BITS) | part; }
+
+static int rs_clip(panto_str x) {
+    return (int)pt_utf8_valid_prefix((const uint8_t *)x.ptr, x.len > 64 ? 64 : x.len);
+}
+
+/* Members of an event's data object, looked up in one pass. */
+enum {
+    RS_TYPE,
+    RS_RESPONSE,
+    RS_ITEM,
+    RS_OUTPUT_INDEX,
+    RS_CONTENT_INDEX,
+    RS_DELTA,
+    RS_PART,
+    RS_TEXT,
+    RS_ARGUMENTS,
+    RS_ANNOTATION,
+    RS_SUMMARY_INDEX,
+    RS_REFUSAL,
+    RS_CODE,
+    RS_MESSAGE,
+    RS_ERROR,
+    RS_N
+};
+static const pt_name RS_ROOT_NAMES[RS_N] = {
+    PT_NAME("type"),          PT_NAME("response"),      PT_NAME("item"),
+    PT_NAME("output_index"),  PT_NAME("content_index"), PT_NAME("delta"),
+    PT_NAME("part"),          PT_NAME("text"),          PT_NAME("arguments"),
+    PT_NAME("annotation"),    PT_NAME("summary_index"), PT_NAME("refusal"),
+    PT_NAME("code"),          PT_NAME("message"),       PT_NAME("error")};
+
+/* An optional string: absent or null gives "", anything but a string is a
+ * protocol violation naming what. */
+static int rs_string(panto_stream *s, const jnode *n, const char *what, panto_str *out) {
+    *out = pt_mkstr(NULL, 0);
+    if (!n || n->type == JV_NULL)
+        return 0;
+    if (n->type != JV_STRING)
+        return pt_protocol(s, "%s is not a string (event %llu)", what, RS_EVN(s));
+    return pt_str(s, n, out);
+}
+
+static int rs_index(panto_stream *s, const jnode *n, const char *type, const char *name,
+                    uint64_t max, uint64_t *out) {
+    if (!n || pt_json_u64(n, out) != 0 || *out > max)
+        return pt_protocol(s, "%s without a valid \"%s\" (event %llu)", type, name, RS_EVN(s));
+    return 0;
+}
+
+static uint64_t rs_u64(const jdoc *d, const jnode *obj, const char *key) {
+    uint64_t v = 0;
+    const jnode *n = obj && obj->type == JV_OBJECT ? pt_json_get(d, obj, key) : NULL;
+    if (!n || pt_json_u64(n, &v) != 0)
+        return 0;
+    return v;
+}
+
+/* response.usage: input_tokens counts the cached ones; reasoning tokens
+ * are a part of output_tokens. */
+static void rs_usage(panto_stream *s, const jnode *u) {
+    const jdoc *d = &s->doc;
+    if (!u || u->type != JV_OBJECT)
+        return;
+    uint64_t in = rs_u64(d, u, "input_tokens");
+    uint64_t cached = rs_u64(d, pt_json_get(d, u, "input_tokens_details"), "cached_tokens");
+    s->usage.input_tokens = in > cached ? in - cached : 0;
+    s->usage.cache_read_tokens = cached;
+    s->usage.cache_write_tokens = 0;
+    s->usage.output_tokens = rs_u64(d, u, "output_tokens");
+    s->usage.reasoning_tokens =
+        rs_u64(d, pt_json_get(d, u, "output_tokens_details"), "reasoning_tokens");
+}
+
+static int rs_retryable(panto_str code) {
+    return PT_EQ(code, "server_error") || PT_EQ(code, "rate_limit_exceeded") ||
+           PT_EQ(code, "vector_store_timeout") || PT_EQ(code, "overloaded_error") ||
+           PT_EQ(code, "timeout");
+}
+
+/* An error object {code, message} (also {type, ...}); `err` may be a
+ * string or NULL. */
+static int rs_error_object(panto_stream *s, const jnode *err, panto_str code, panto_str msg) {
+    if (err && err->type == JV_OBJECT) {
+        const jnode *n = pt_json_get(&s->doc, err, "message");
+        if (n && n->type == JV_STRING && pt_str(s, n, &msg) != 0)
+            return -1;
+        n = pt_json_get(&s->doc, err, "code");
+        if (!(n && n->type == JV_STRING))
+            n = pt_json_get(&s->doc, err, "type");
+        if (n && n->type == JV_STRING && pt_str(s, n, &code) != 0)
+            return -1;
+    } else if (err && err->type == JV_STRING && pt_str(s, err, &msg) != 0) {
+        return -1;
+    }
+    return pt_provider_error(s, code, msg, rs_retryable(code));
+}
+
+/* The `error` event: {"type":"error","code":..,"message":..,"param":..}
+ * (or the same inside "error"). */
+static int rs_error_event(panto_stream *s, const jnode **r) {
+    panto_str code = pt_mkstr(NULL, 0), msg = pt_mkstr(NULL, 0);
+    if (r[RS_CODE] && r[RS_CODE]->type == JV_STRING && pt_str(s, r[RS_CODE], &code) != 0)
+        return -1;
+    if (r[RS_MESSAGE] && r[RS_MESSAGE]->type == JV_STRING && pt_str(s, r[RS_MESSAGE], &msg) != 0)
+        return -1;
+    return rs_error_object(s, r[RS_ERROR], code, msg);
+}
+
+/* response.created / in_progress / queued: the message starts. */
+static int rs_start(panto_stream *s, const jnode *resp) {
+    if (s->started)
+        return 0;
+    panto_str id = pt_mkstr(NULL, 0), model = pt_mkstr(NULL, 0);
+    if (resp && resp->type == JV_OBJECT &&
+        (rs_string(s, pt_json_get(&s->doc, resp, "id"), "response.id", &id) != 0 ||
+         rs_string(s, pt_json_get(&s->doc, resp, "model"), "response.model", &model) != 0))
+        return -1;
+    return pt_message_start(s, id, model);
+}
+
+/* The slot of the open block for `key`: -1 with the error set when the key
+ * is closed, -2 when it is unknown (*k NULL) or skipped (*k set). */
+static int rs_slot(panto_stream *s, uint64_t key, const char *type, pt_key **kp) {
+    pt_key *k = pt_key_find(s, key);
+    *kp = k;
+    if (!k || k->state == PT_KEY_SKIPPED)
+        return -2;
+    if (k->state == PT_KEY_CLOSED)
+        return pt_protocol(s, "%s for an output item or content part that is done (event %llu)",
+                           type, RS_EVN(s));
+    return (int)k->slot;
+}
+
+static int rs_open(panto_stream *s, int32_t kind, uint64_t key, panto_str id, panto_str name) {
+    int si = pt_block_open(s, kind, key, id, name);
+    if (si < 0)
+        return -1;
+    pt_key *k = pt_key_add(s, key, PT_KEY_OPEN);
+    if (!k)
+        return -1;
+    k->slot = (uint32_t)si;
+    s->slots[si].keyed = 1;
+    return si;
+}
+
+/* Open the block of output item `item` at output index `o`.  A message
+ * item is no block (its content parts are): -2.  The slot, or -1. */
+static int rs_open_item(panto_stream *s, const jnode *item, uint64_t o) {
+    const jdoc *d = &s->doc;
+    panto_str type;
+    if (rs_string(s, pt_json_get(d, item, "type"), "item.type", &type) != 0)
+        return -1;
+    uint64_t key = rs_key(o, 0);
+    panto_str none = pt_mkstr(NULL, 0);
+    if (PT_EQ(type, "message")) {
+        pt_key *k = pt_key_add(s, key, PT_KEY_SKIPPED);
+        return k ? -2 : -1;
+    }
+    if (PT_EQ(type, "reasoning"))
+        return rs_open(s, PANTO_BLOCK_THINKING, key, none, none);
+    if (PT_EQ(type, "function_call")) {
+        panto_str id, name, args;
+        if (rs_string(s, pt_json_get(d, item, "call_id"), "function_call call_id", &id) != 0 ||
+            rs_string(s, pt_json_get(d, item, "name"), "function_call name", &name) != 0 ||
+            rs_string(s, pt_json_get(d, item, "arguments"), "function_call arguments", &args) != 0)
+            return -1;
+        s->rs_tools = 1;
+        int si = rs_open(s, PANTO_BLOCK_TOOL_USE, key, id, name);
+        if (si < 0 || pt_block_delta(s, si, args) != 0)
+            return -1;
+        return si;
+    }
+    /* web_search_call, file_search_call, code_interpreter_call, ... and
+     * types not known yet: opaque, sent back as they came */
+    int si = rs_open(s, PANTO_BLOCK_SERVER, key, none, none);
+    if (si < 0 || pt_block_append(s, si, &s->slots[si].raw, item->p, item->len) != 0)
+        return -1;
+    return si;
+}
+
+static int rs_item_added(panto_stream *s, const jnode **r) {
+    uint64_t o = 0;
+    const jnode *item = r[RS_ITEM];
+    if (rs_index(s, r[RS_OUTPUT_INDEX], "response.output_item.added", "output_index",
+                 RS_MAX_OUTPUT, &o) != 0)
+        return -1;
+    if (!item || item->type != JV_OBJECT)
+        return pt_protocol(s, "response.output_item.added without an \"item\" object (event %llu)",
+                           RS_EVN(s));
+    if (pt_key_find(s, rs_key(o, 0)))
+        return pt_protocol(s, "response.output_item.added for output_index %llu twice (event %llu)",
+                           (unsigned long long)o, RS_EVN(s));
+    return rs_open_item(s, item, o) == -1 ? -1 : 0;
+}
+
+/* A content part: output_text and refusal are text blocks, other parts
+ * (reasoning_text of a reasoning item, ...) carry nothing of their own. */
+static int rs_part_is_text(panto_stream *s, const jnode *part, int *refusal) {
+    const jnode *t = part && part->type == JV_OBJECT ? pt_json_get(&s->doc, part, "type") : NULL;
+    *refusal = t && pt_json_string_eq(t, "refusal");
+    return t && (*refusal || pt_json_string_eq(t, "output_text"));
+}
+
+/* Open the text block of content part (o, c) with the part's text so far. */
+static int rs_open_part(panto_stream *s, const jnode *part, uint64_t o, uint64_t c, int refusal) {
+    panto_str t;
+    if (rs_string(s, pt_json_get(&s->doc, part, refusal ? "refusal" : "text"), "part text", &t) != 0)
+        return -1;
+    int si = rs_open(s, PANTO_BLOCK_TEXT, rs_key(o, c + 1), pt_mkstr(NULL, 0), pt_mkstr(NULL, 0));
+    if (si < 0 || pt_block_delta(s, si, t) != 0)
+        return -1;
+    if (refusal && t.len)
+        s->refusal_seen = 1;
+    return si;
+}
+
+static int rs_part_indices(panto_stream *s, const jnode **r, const char *type, uint64_t *o,
+                           uint64_t *c) {
+    if (rs_index(s, r[RS_OUTPUT_INDEX], type, "output_index", RS_MAX_OUTPUT, o) != 0 ||
+        rs_index(s, r[RS_CONTENT_INDEX], type, "content_index", RS_MAX_PART, c) != 0)
+        return -1;
+    return 0;
+}
+
+static int rs_part_added(panto_stream *s, const jnode **r) {
+    uint64_t o = 0, c = 0;
+    int refusal;
+    if (rs_part_indices(s, r, "response.content_part.added", &o, &c) != 0)
+        return -1;
+    if (pt_key_find(s, rs_key(o, c + 1)))
+        return pt_protocol(s, "response.content_part.added for a part that was added (event %llu)",
+                           RS_EVN(s));
+    if (!rs_part_is_text(s, r[RS_PART], &refusal))
+        return pt_key_add(s, rs_key(o, c + 1), PT_KEY_SKIPPED) ? 0 : -1;
+    return rs_open_part(s, r[RS_PART], o, c, refusal) < 0 ? -1 : 0;
+}
+
+/* The text block of part (o, c) for a delta, opened when the server sent
+ * no content_part.added; -2 when the part is skipped. */
+static int rs_text_slot(panto_stream *s, const jnode **r, const char *type) {
+    uint64_t o = 0, c = 0;
+    pt_key *k;
+    if (rs_part_indices(s, r, type, &o, &c) != 0)
+        return -1;
+    int si = rs_slot(s, rs_key(o, c + 1), type, &k);
+    if (si != -2 || k)
+        return si;
+    return rs_open(s, PANTO_BLOCK_TEXT, rs_key(o, c + 1), pt_mkstr(NULL, 0), pt_mkstr(NULL, 0));
+}
+
+/* output_text.delta / refusal.delta (field RS_DELTA), or their .done
+ * (field RS_TEXT / RS_REFUSAL: the whole text, used only when no delta came). */
+static int rs_text(panto_stream *s, const jnode **r, const char *type, int field, int refusal) {
+    int si = rs_text_slot(s, r, type);
+    if (si < 0)
+        return si == -2 ? 0 : -1;
+    panto_str t;
+    if (rs_string(s, r[field], type, &t) != 0)
+        return -1;
+    if (field != RS_DELTA && s->slots[si].text.len)
+        return 0;
+    if (refusal && t.len)
+        s->refusal_seen = 1;
+    return pt_block_delta(s, si, t);
+}
+
+static int rs_annotation(panto_stream *s, const jnode **r) {
+    const char *type = "response.output_text.annotation.added";
+    const jnode *a = r[RS_ANNOTATION];
+    if (!a || a->type != JV_OBJECT)
+        return pt_protocol(s, "%s without an \"annotation\" object (event %llu)", type, RS_EVN(s));
+    int si = rs_text_slot(s, r, type);
+    if (si < 0)
+        return si == -2 ? 0 : -1;
+    pbuf *cites = &s->slots[si].cites;
+    if (pt_block_append(s, si, cites, cites->len ? "," : "[", 1) != 0)
+        return -1;
+    return pt_block_append(s, si, &s->slots[si].cites, a->p, a->len);
+}
+
+/* Complete part (o, c) from its final `part` object: its text when no
+ * delta came, its annotations when none streamed. */
+static int rs_part_finish(panto_stream *s, const jnode *part, uint64_t o, uint64_t c,
+                          const char *type) {
+    pt_key *k;
+    int refusal;
+    int si = rs_slot(s, rs_key(o, c + 1), type, &k);
+    if (si == -1 || (si == -2 && k))
+        return si == -1 ? -1 : 0;
+    if (si == -2) { /* never added: the part whole */
+        if (!rs_part_is_text(s, part, &refusal))
+            return pt_key_add(s, rs_key(o, c + 1), PT_KEY_SKIPPED) ? 0 : -1;
+        if ((si = rs_open_part(s, part, o, c, refusal)) < 0)
+            return -1;
+    } else if (rs_part_is_text(s, part, &refusal) && s->slots[si].text.len == 0) {
+        panto_str t;
+        if (rs_string(s, pt_json_get(&s->doc, part, refusal ? "refusal" : "text"), "part text",
+                      &t) != 0 ||
+            pt_block_delta(s, si, t) != 0)
+            return -1;
+        if (refusal && t.len)
+            s->refusal_seen = 1;
+    }
+    const jnode *an = part && part->type == JV_OBJECT ? pt_json_get(&s->doc, part, "annotations")
+                                                      : NULL;
+    if (an && an->type == JV_ARRAY && an->count > 0 && s->slots[si].cites.len == 0 &&
+        pt_block_append(s, si, &s->slots[si].cites, an->p, an->len - 1) != 0)
+        return -1;
+    return pt_block_complete(s, si);
+}
+
+static int rs_part_done(panto_stream *s, const jnode **r) {
+    uint64_t o = 0, c = 0;
+    const char *type = "response.content_part.done";
+    if (rs_part_indices(s, r, type, &o, &c) != 0)
+        return -1;
+    return rs_part_finish(s, r[RS_PART], o, c, type);
+}
+
+/* Deltas of an item's own block: function call arguments (tool_use),
+ * reasoning summary or text (thinking).  `whole`: a .done event's full
+ * text, used only when no delta came. */
+static int rs_item_text(panto_stream *s, const jnode **r, const char *type, int32_t kind,
+                        int field, int whole) {
+    uint64_t o = 0;
+    pt_key *k;
+    if (rs_index(s, r[RS_OUTPUT_INDEX], type, "output_index", RS_MAX_OUTPUT, &o) != 0)
+        return -1;
+    int si = rs_slot(s, rs_key(o, 0), type, &k);
+    if (si == -1)
+        return -1;
+    if (si == -2)
+        return k ? 0 : pt_protocol(s, "%s for output_index %llu, which was never added (event %llu)",
+                                   type, (unsigned long long)o, RS_EVN(s));
+    if (s->slots[si].kind != kind)
+        return pt_protocol(s, "%s for output_index %llu, which is a %s block (event %llu)", type,
+                           (unsigned long long)o, panto_block_kind_name(s->slots[si].kind),
+                           RS_EVN(s));
+    panto_str t;
+    if (rs_string(s, r[field], type, &t) != 0)
+        return -1;
+    if (whole && s->slots[si].text.len)
+        return 0;
+    return pt_block_delta(s, si, t);
+}
+
+/* A new summary part after the first: a blank line between the parts. */
+static int rs_summary_part(panto_stream *s, const jnode **r) {
+    uint64_t o = 0, part = 0;
+    pt_key *k;
+    const char *type = "response.reasoning_summary_part.added";
+    if (rs_index(s, r[RS_OUTPUT_INDEX], type, "output_index", RS_MAX_OUTPUT, &o) != 0)
+        return -1;
+    int si = rs_slot(s, rs_key(o, 0), type, &k);
+    if (si == -1)
+        return -1;
+    if (si == -2)
+        return k ? 0 : pt_protocol(s, "%s for output_index %llu, which was never added (event %llu)",
+                                   type, (unsigned long long)o, RS_EVN(s));
+    if (s->slots[si].kind != PANTO_BLOCK_THINKING)
+        return 0;
+    if (r[RS_SUMMARY_INDEX])
+        pt_json_u64(r[RS_SUMMARY_INDEX], &part);
+    if (part > 0 && s->slots[si].text.len)
+        return pt_block_delta(s, si, pt_mkstr("\n\n", 2));
+    return 0;
+}
+
+static int rs_item_done(panto_stream *s, const jnode **r) {
+    uint64_t o = 0;
+    pt_key *k;
+    const char *type = "response.output_item.done";
+    const jnode *item = r[RS_ITEM];
+    if (rs_index(s, r[RS_OUTPUT_INDEX], type, "output_index", RS_MAX_OUTPUT, &o) != 0)
+        return -1;
+    if (!item || item->type != JV_OBJECT)
+        return pt_protocol(s, "%s without an \"item\" object (event %llu)", type, RS_EVN(s));
+    int si = rs_slot(s, rs_key(o, 0), type, &k);
+    if (si == -1)
+        return -1;
+    if (si == -2 && !k) { /* never added: the item whole */
+        si = rs_open_item(s, item, o);
+        if (si == -1)
+            return -1;
+    }
+    if (si == -2) {
+        /* a message: its parts, in order, each completed (whole when no
+         * event announced it) */
+        const jnode *content = pt_json_get(&s->doc, item, "content");
+        uint64_t c = 0;
+        if (content && content->type == JV_ARRAY)
+            for (const jnode *p = pt_json_first(&s->doc, content); p && c <= RS_MAX_PART;
+                 p = pt_json_next(&s->doc, p), c++) {
+                pt_key *pk = pt_key_find(s, rs_key(o, c + 1));
+                if (pk && pk->state != PT_KEY_OPEN)
+                    continue;
+                if (rs_part_finish(s, p, o, c, type) != 0)
+                    return -1;
+            }
+        /* parts open but missing from the item */
+        for (size_t i = 0; i < s->n_keys; i++) {
+            pt_key *pk = &s->keys[i];
+            if ((pk->key >> RS_PART_BITS) == o && pk->state == PT_KEY_OPEN &&
+                pt_block_complete(s, (int)pk->slot) != 0)
+                return -1;
+        }
+        return 0;
+    }
+    pt_slot *sl = &s->slots[si];
+    if (sl->kind == PANTO_BLOCK_THINKING) {
+        pt_pbuf_clear(&sl->sig);
+        if (pt_block_append(s, si, &sl->sig, item->p, item->len) != 0)
+            return -1;
+    } else if (sl->kind == PANTO_BLOCK_TOOL_USE && sl->text.len == 0) {
+        panto_str args;
+        if (rs_string(s, pt_json_get(&s->doc, item, "arguments"), "function_call arguments",
+                      &args) != 0 ||
+            pt_block_delta(s, si, args) != 0)
+            return -1;
+    } else if (sl->kind == PANTO_BLOCK_SERVER) {
+        pt_pbuf_clear(&sl->raw);
+        if (pt_block_append(s, si, &sl->raw, item->p, item->len) != 0)
+            return -1;
+    }
+    return pt_block_complete(s, si);
+}
+
+/* response.completed / response.incomplete: the terminal event. */
+static int rs_finish(panto_stream *s, const jnode *resp, int incomplete) {
+    const jdoc *d = &s->doc;
+    if (resp && resp->type == JV_OBJECT)
+        rs_usage(s, pt_json_get(d, resp, "usage"));
+    panto_str raw = pt_mkstr(NULL, 0);
+    if (incomplete) {
+        const jnode *det = resp && resp->type == JV_OBJECT
+                               ? pt_json_get(d, resp, "incomplete_details")
+                               : NULL;
+        if (det && det->type == JV_OBJECT &&
+            rs_string(s, pt_json_get(d, det, "reason"), "incomplete_details.reason", &raw) != 0)
+            return -1;
+        if (PT_EQ(raw, "max_output_tokens"))
+            s->stop = PANTO_STOP_LENGTH;
+        else if (PT_EQ(raw, "content_filter"))
+            s->stop = PANTO_STOP_REFUSAL;
+        else
+            s->stop = PANTO_STOP_OTHER;
+        if (raw.len == 0)
+            raw = pt_mkstr("incomplete", 10);
+    } else {
+        const jnode *st = resp && resp->type == JV_OBJECT ? pt_json_get(d, resp, "status") : NULL;
+        if (rs_string(s, st, "response.status", &raw) != 0)
+            return -1;
+        if (raw.len == 0)
+            raw = pt_mkstr("completed", 9);
+        s->stop = s->rs_tools ? PANTO_STOP_TOOL_USE
+                  : s->refusal_seen ? PANTO_STOP_REFUSAL
+                                    : PANTO_STOP_STOP;
+    }
+    if (pt_set_stop_raw(s, raw) != 0 || pt_complete_all(s) != 0)
+        return -1;
+    return pt_message_complete(s);
+}
+
+int pt_responses_event(panto_stream *s, const sse_event *ev) {
+    size_t n = ev->data_len;
+    const char *p = ev->data;
+    while (n && (p[0] == ' ' || p[0] == '\t' || p[0] == '\n' || p[0] == '\r'))
+        p++, n--;
+    if (n == 0)
+        return 0; /* an empty data event carries nothing */
+    const jnode *root = pt_parse_json(s, ev);
+    if (!root)
+        return -1;
+    if (root->type != JV_OBJECT)
+        return pt_protocol(s, "event %llu (line %llu) is not a JSON object", RS_EVN(s),
+                           (unsigned long long)s->ev_line);
+    const jnode *r[RS_N];
+    if (pt_members(s, root, RS_ROOT_NAMES, RS_N, r) != 0)
+        return -1;
+    panto_str type;
+    if (!r[RS_TYPE] || r[RS_TYPE]->type != JV_STRING)
+        return pt_protocol(s, "event %llu (line %llu) has no \"type\" string", RS_EVN(s),
+                           (unsigned long long)s->ev_line);
+    if (pt_str(s, r[RS_TYPE], &type) != 0)
+        return -1;
+
+    if (PT_EQ(type, "error"))
+        return rs_error_event(s, r);
+    if (PT_EQ(type, "response.failed")) {
+        const jnode *resp = r[RS_RESPONSE];
+        const jnode *e = resp && resp->type == JV_OBJECT ? pt_json_get(&s->doc, resp, "error") : NULL;
+        return rs_error_object(s, e, pt_mkstr("response.failed", 15),
+                               pt_mkstr("the response failed", 19));
+    }
+    if (PT_EQ(type, "response.created") || PT_EQ(type, "response.in_progress") ||
+        PT_EQ(type, "response.queued"))
+        return rs_start(s, r[RS_RESPONSE]);
+    if (type.len < 9 || memcmp(type.ptr, "response.", 9) != 0)
+        return 0; /* keepalive, and event types not known yet */
+    if (!s->started)
+        return pt_protocol(s, "%.*s before response.created (event %llu)", rs_clip(type),
+                           type.ptr, RS_EVN(s));
+    if (PT_EQ(type, "response.output_text.delta"))
+        return rs_text(s, r, "response.output_text.delta", RS_DELTA, 0);
+    if (PT_EQ(type, "response.reasoning_summary_text.delta"))
+        return rs_item_text(s, r, "response.reasoning_summary_text.delta", PANTO_BLOCK_THINKING,
+                            RS_DELTA, 0);
+    if (PT_EQ(type, "response.reasoning_text.delta"))
+        return rs_item_text(s, r, "response.reasoning_text.delta", PANTO_BLOCK_THINKING, RS_DELTA,
+                            0);
+    if (PT_EQ(type, "response.function_call_arguments.delta"))
+        return rs_item_text(s, r, "response.function_call_arguments.delta", PANTO_BLOCK_TOOL_USE,
+                            RS_DELTA, 0);
+    if (PT_EQ(type, "response.function_call_arguments.done"))
+        return rs_item_text(s, r, "response.function_call_arguments.done", PANTO_BLOCK_TOOL_USE,
+                            RS_ARGUMENTS, 1);
+    if (PT_EQ(type, "response.refusal.delta"))
+        return rs_text(s, r, "response.refusal.delta", RS_DELTA, 1);
+    if (PT_EQ(type, "response.output_text.done"))
+        return rs_text(s, r, "response.output_text.done", RS_TEXT, 0);
+    if (PT_EQ(type, "response.refusal.done"))
+        return rs_text(s, r, "response.refusal.done", RS_REFUSAL, 1);
+    if (PT_EQ(type, "response.output_text.annotation.added"))
+        return rs_annotation(s, r);
+    if (PT_EQ(type, "response.output_item.added"))
+        return rs_item_added(s, r);
+    if (PT_EQ(type, "response.output_item.done"))
+        return rs_item_done(s, r);
+    if (PT_EQ(type, "response.content_part.added"))
+        return rs_part_added(s, r);
+    if (PT_EQ(type, "response.content_part.done"))
+        return rs_part_done(s, r);
+    if (PT_EQ(type, "response.reasoning_summary_part.added"))
+        return rs_summary_part(s, r);
+    if (PT_EQ(type, "response.completed"))
+        return rs_finish(s, r[RS_RESPONSE], 0);
+    if (PT_EQ(type, "response.incomplete"))
+        return rs_finish(s, r[RS_RESPONSE], 1);
+    /* reasoning_summary_text.done, reasoning_summary_part.done,
+     * reasoning_text.done (their text came as deltas), built-in tools'
+     * progress (web_search_call.searching, ...), and the rest */
+    return 0;
+}
+#line 22 "../csrc/unity/panto_core.c"
 #endif /* USE_LIBPANTO */

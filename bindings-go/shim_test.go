@@ -33,7 +33,7 @@ func TestLayoutAndNames(t *testing.T) {
 	}
 	// The Go names of enum values match the core's.
 	wires, kinds, blocks, stops, codes := cNames()
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 4; i++ {
 		if Wire(i).String() != wires[i] {
 			t.Errorf("wire %d: Go %q, C %q", i, Wire(i), wires[i])
 		}
