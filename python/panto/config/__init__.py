@@ -52,6 +52,7 @@ from .layers import (
     cli_layer,
     env_layer,
     find_project_dir,
+    find_repo_root,
     get_key,
     merge,
     project_config_file,
@@ -329,6 +330,10 @@ class Config:
                 if not project.trusted:
                     project, proj = _drop_orphan_model(project, proj, layers)
                 layers.append(proj)
+        else:  # no .panto/: a repository's .mcp.json makes it a project too
+            root = find_repo_root(cwd_s, env)
+            if root is not None and (root / ".mcp.json").is_file():
+                project, _ = project_trust(root / ".panto", None, env, trust)
         env_l = env_layer(env)
         if env_l is not None:
             layers.append(env_l)

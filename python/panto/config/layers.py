@@ -37,6 +37,7 @@ __all__ = [
     "cli_layer",
     "env_layer",
     "find_project_dir",
+    "find_repo_root",
     "flatten",
     "get_key",
     "merge",
@@ -210,6 +211,21 @@ def find_project_dir(
         if cand.is_dir() and cand != user:
             return cand
         if (d / ".git").exists() or d == home or d.parent == d:
+            return None
+        d = d.parent
+
+
+def find_repo_root(
+    cwd: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> Path | None:
+    """The nearest directory holding ``.git`` from ``cwd`` upwards, not above
+    the home directory."""
+    d = Path(cwd or os.getcwd()).resolve()
+    home = home_dir(env).resolve()
+    while True:
+        if (d / ".git").exists():
+            return d
+        if d == home or d.parent == d:
             return None
         d = d.parent
 
@@ -393,4 +409,6 @@ def project_trust(
             has_files = False
         if has_files:
             ignored.append((f".panto/{sub}/", "Lua code there would run"))
+    if (pdir.parent / ".mcp.json").is_file():
+        ignored.append((".mcp.json", "would start its MCP servers (run code)"))
     return ProjectTrust(pdir, False, why, tuple(ignored)), layer
