@@ -1371,9 +1371,15 @@ typedef struct {
     int skip_lf;        /* last line ended in CR: a leading LF is its tail */
     int started;        /* past the optional BOM */
     int in_event;       /* a field line of the event being built was seen */
-    int seen_field;     /* a comment or known field was seen (strict mode:
-                           before that, an unknown field means the body is
-                           not an event stream at all) */
+    int seen_field;     /* a comment or known field was seen */
+    /* Strict mode: the first unknown field line seen while seen_field was
+     * still 0 (line 0: none).  A body that never shows a comment or known
+     * field is not an event stream (an HTML or JSON error page), reported
+     * by pt_sse_not_a_stream at end of input with this line; one that does
+     * is a stream, and the line was an ignored unknown field (WHATWG). */
+    uint64_t odd_line_no;
+    uint64_t odd_line_off;
+    char odd_snip[200];
     /* Byte offsets into the whole input: the caller sets `base` to the
      * offset of in[0] before each pt_sse_parse call. */
     uint64_t base;
@@ -1413,6 +1419,12 @@ PT_INTERNAL size_t pt_sse_memory(const sse_parser *p);
  * for a line or event over max_event_bytes, PANTO_ERR_BAD_SSE in strict
  * mode).  At end of input the caller simply stops: per the standard, a
  * partial line and an undispatched event are discarded. */
+/* At end of input: 1 with *err filled (PANTO_ERR_BAD_SSE, "line N: not an
+ * SSE field: ...", *off the offset of that line) when, in strict mode, the
+ * body held an unknown field line and never a comment or known field; the
+ * decision is on the body as a whole, not its first line.  0 otherwise. */
+PT_INTERNAL int pt_sse_not_a_stream(const sse_parser *p, sse_error *err, uint64_t *off);
+
 /* The first CR or LF in s[0..n), or NULL. */
 PT_INTERNAL const uint8_t *pt_sse_find_eol(const uint8_t *s, size_t n);
 
@@ -1700,17 +1712,27 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
         return 0;
     }
     /* Unknown field: ignored (WHATWG; OpenRouter upstreams have sent
-     * " data: {...}").  Strict mode (the provider wires) makes one exception:
-     * an unknown field before any comment or known field means the body is
-     * not an event stream at all (an HTML or JSON error page). */
-    if (p->strict && !p->seen_field) {
-        char snip[200];
-        quote_snippet(snip, sizeof snip, ln, n);
-        snprintf(err->msg, sizeof err->msg, "line %llu: not an SSE field: \"%s\"",
-                 (unsigned long long)line_no, snip);
-        return fail(err, PANTO_ERR_BAD_SSE);
+     * " data: {...}", first line included).  Strict mode (the provider
+     * wires) remembers the first one seen before any comment or known field:
+     * if the body never shows one, it is not an event stream at all (an
+     * HTML or JSON error page), reported at end of input. */
+    if (p->strict && !p->seen_field && p->odd_line_no == 0) {
+        quote_snippet(p->odd_snip, sizeof p->odd_snip, ln, n);
+        p->odd_line_no = line_no;
+        p->odd_line_off = p->line_off;
     }
     return 0;
+}
+
+int pt_sse_not_a_stream(const sse_parser *p, sse_error *err, uint64_t *off)
+{
+    if (!p->strict || p->seen_field || p->odd_line_no == 0)
+        return 0;
+    snprintf(err->msg, sizeof err->msg, "line %llu: not an SSE field: \"%s\"",
+             (unsigned long long)p->odd_line_no, p->odd_snip);
+    err->code = PANTO_ERR_BAD_SSE;
+    *off = p->odd_line_off;
+    return 1;
 }
 
 /* Position of the first CR or LF in s[0..n), or NULL. */
@@ -3188,14 +3210,23 @@ static int pop(panto_stream *s, panto_event *ev) {
     return PANTO_EVENT;
 }
 
-/* No complete line left: NEED_MORE, or at end of input DONE (raw wire) or
- * the truncation error. */
+/* No complete line left: NEED_MORE, or at end of input DONE (raw wire), the
+ * "not an SSE field" error of a body that was never an event stream, or the
+ * truncation error. */
 static int need_more(panto_stream *s) {
     if (!s->eof)
         return PANTO_NEED_MORE;
     if (s->wire == PANTO_WIRE_SSE) {
         s->done = 1;
         return PANTO_DONE;
+    }
+    sse_error serr;
+    uint64_t off;
+    if (pt_sse_not_a_stream(&s->sse, &serr, &off)) {
+        /* the whole body is in: it never was an event stream */
+        s->cur_off = off;
+        pt_fail(s, PANTO_ERR_BAD_SSE, "%s", serr.msg);
+        return PANTO_ERROR;
     }
     size_t partial = s->in.len - s->in_off;
     s->cur_off = s->in_base + s->in.len;

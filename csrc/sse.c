@@ -298,17 +298,27 @@ static int process_line(sse_parser *p, const uint8_t *ln, size_t n, uint64_t lin
         return 0;
     }
     /* Unknown field: ignored (WHATWG; OpenRouter upstreams have sent
-     * " data: {...}").  Strict mode (the provider wires) makes one exception:
-     * an unknown field before any comment or known field means the body is
-     * not an event stream at all (an HTML or JSON error page). */
-    if (p->strict && !p->seen_field) {
-        char snip[200];
-        quote_snippet(snip, sizeof snip, ln, n);
-        snprintf(err->msg, sizeof err->msg, "line %llu: not an SSE field: \"%s\"",
-                 (unsigned long long)line_no, snip);
-        return fail(err, PANTO_ERR_BAD_SSE);
+     * " data: {...}", first line included).  Strict mode (the provider
+     * wires) remembers the first one seen before any comment or known field:
+     * if the body never shows one, it is not an event stream at all (an
+     * HTML or JSON error page), reported at end of input. */
+    if (p->strict && !p->seen_field && p->odd_line_no == 0) {
+        quote_snippet(p->odd_snip, sizeof p->odd_snip, ln, n);
+        p->odd_line_no = line_no;
+        p->odd_line_off = p->line_off;
     }
     return 0;
+}
+
+int pt_sse_not_a_stream(const sse_parser *p, sse_error *err, uint64_t *off)
+{
+    if (!p->strict || p->seen_field || p->odd_line_no == 0)
+        return 0;
+    snprintf(err->msg, sizeof err->msg, "line %llu: not an SSE field: \"%s\"",
+             (unsigned long long)p->odd_line_no, p->odd_snip);
+    err->code = PANTO_ERR_BAD_SSE;
+    *off = p->odd_line_off;
+    return 1;
 }
 
 /* Position of the first CR or LF in s[0..n), or NULL. */

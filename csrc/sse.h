@@ -20,9 +20,15 @@ typedef struct {
     int skip_lf;        /* last line ended in CR: a leading LF is its tail */
     int started;        /* past the optional BOM */
     int in_event;       /* a field line of the event being built was seen */
-    int seen_field;     /* a comment or known field was seen (strict mode:
-                           before that, an unknown field means the body is
-                           not an event stream at all) */
+    int seen_field;     /* a comment or known field was seen */
+    /* Strict mode: the first unknown field line seen while seen_field was
+     * still 0 (line 0: none).  A body that never shows a comment or known
+     * field is not an event stream (an HTML or JSON error page), reported
+     * by pt_sse_not_a_stream at end of input with this line; one that does
+     * is a stream, and the line was an ignored unknown field (WHATWG). */
+    uint64_t odd_line_no;
+    uint64_t odd_line_off;
+    char odd_snip[200];
     /* Byte offsets into the whole input: the caller sets `base` to the
      * offset of in[0] before each pt_sse_parse call. */
     uint64_t base;
@@ -62,6 +68,12 @@ PT_INTERNAL size_t pt_sse_memory(const sse_parser *p);
  * for a line or event over max_event_bytes, PANTO_ERR_BAD_SSE in strict
  * mode).  At end of input the caller simply stops: per the standard, a
  * partial line and an undispatched event are discarded. */
+/* At end of input: 1 with *err filled (PANTO_ERR_BAD_SSE, "line N: not an
+ * SSE field: ...", *off the offset of that line) when, in strict mode, the
+ * body held an unknown field line and never a comment or known field; the
+ * decision is on the body as a whole, not its first line.  0 otherwise. */
+PT_INTERNAL int pt_sse_not_a_stream(const sse_parser *p, sse_error *err, uint64_t *off);
+
 /* The first CR or LF in s[0..n), or NULL. */
 PT_INTERNAL const uint8_t *pt_sse_find_eol(const uint8_t *s, size_t n);
 

@@ -842,14 +842,23 @@ static int pop(panto_stream *s, panto_event *ev) {
     return PANTO_EVENT;
 }
 
-/* No complete line left: NEED_MORE, or at end of input DONE (raw wire) or
- * the truncation error. */
+/* No complete line left: NEED_MORE, or at end of input DONE (raw wire), the
+ * "not an SSE field" error of a body that was never an event stream, or the
+ * truncation error. */
 static int need_more(panto_stream *s) {
     if (!s->eof)
         return PANTO_NEED_MORE;
     if (s->wire == PANTO_WIRE_SSE) {
         s->done = 1;
         return PANTO_DONE;
+    }
+    sse_error serr;
+    uint64_t off;
+    if (pt_sse_not_a_stream(&s->sse, &serr, &off)) {
+        /* the whole body is in: it never was an event stream */
+        s->cur_off = off;
+        pt_fail(s, PANTO_ERR_BAD_SSE, "%s", serr.msg);
+        return PANTO_ERROR;
     }
     size_t partial = s->in.len - s->in_off;
     s->cur_off = s->in_base + s->in.len;

@@ -1166,3 +1166,37 @@ def test_taking_one_event_at_a_time_from_a_long_body():
         dec.close()
         got.extend(dec)
         assert got == want
+
+
+def test_leading_space_first_line_is_an_ignored_field():
+    """A recorded OpenRouter body starts with " data: {...}" (leading space):
+    an unknown field named " data" (WHATWG), so the rest decodes; whether a
+    body is an event stream is decided on the body as a whole."""
+    body = b' data: {"choices":[{"index":0,"delta":{"content":"IGNORED"}}]}\n\n' + openai_stream()
+    msg = panto.accumulate(
+        panto.decode("openai-chat", [body[i : i + 7] for i in range(0, len(body), 7)])
+    )
+    assert "IGNORED" not in json.dumps(dataclasses.asdict(msg))
+    assert msg == panto.accumulate(panto.decode("openai-chat", [openai_stream()]))
+
+
+@pytest.mark.parametrize(
+    "body,line",
+    [
+        (b"<html>\r\n<body>502 Bad Gateway</body>\r\n</html>\r\n", '"<html>"'),
+        (
+            b'\n{"error": {"message": "Overloaded"}}\n',
+            '"{\\"error\\": {\\"message\\": \\"Overloaded\\"}}"',
+        ),
+        (b' data: {"x": 1}\n\n', '" data: {\\"x\\": 1}"'),
+    ],
+)
+def test_a_body_that_never_is_an_event_stream_is_bad_sse(body, line):
+    dec = panto.StreamDecoder("openai-chat")
+    dec.feed(body)
+    assert list(dec) == []  # judged at the end, on the whole body
+    with pytest.raises(panto.DecodeError) as info:
+        dec.close()
+    assert info.value.code == "bad_sse"
+    n = 2 if body.startswith(b"\n") else 1
+    assert str(info.value).startswith(f"line {n}: not an SSE field: {line}"), str(info.value)

@@ -75,6 +75,16 @@ static void run_cuts(run_result *r, const char *s, size_t n, const size_t *cuts,
             break;
         }
     }
+    /* end of input: a strict body that never was an event stream */
+    sse_error err;
+    uint64_t off = 0;
+    if (!r->err && pt_sse_not_a_stream(&p, &err, &off)) {
+        char e[32];
+        r->err = err.code;
+        snprintf(r->msg, sizeof r->msg, "%s", err.msg);
+        snprintf(e, sizeof e, "ERR%d", err.code);
+        put(&r->out, e, strlen(e));
+    }
     pt_pbuf_free(&in);
     pt_sse_free(&p);
 }
@@ -340,6 +350,24 @@ static void test_strict(void)
     run_whole(&r, js3, sizeof js3 - 1, 1, 0);
     CHECK_EQ_INT(r.nevents, 0);
     CHECK_EQ_INT(r.err, 0);
+    pt_pbuf_free(&r.out);
+
+    /* the leading-space line first (a recorded OpenRouter stream): an
+     * unknown field named " data", ignored; the rest of the body is a
+     * stream, so it decodes -- the decision is on the whole body */
+    EXPECT(" data: {\"x\":1}\n\ndata: {\"y\":2}\n\n", 1, "message|{\"y\":2}||-1;");
+    EXPECT(" data: a\r\n data: b\r\n\r\nevent: e\r\ndata: c\r\n\r\n", 1, "e|c||-1;");
+    /* ... but alone it is not one: reported at the end, naming line 1 */
+    const char lone[] = " data: {}\n\n";
+    run_whole(&r, lone, sizeof lone - 1, 1, 0);
+    CHECK_EQ_INT(r.err, PANTO_ERR_BAD_SSE);
+    CHECK(strcmp(r.msg, "line 1: not an SSE field: \" data: {}\"") == 0);
+    pt_pbuf_free(&r.out);
+    /* an HTML page is judged as a whole too: its first odd line is named */
+    const char html2[] = "\n<!doctype html>\n<title>502</title>\n";
+    run_bytewise(&r, html2, sizeof html2 - 1, 1, 0);
+    CHECK_EQ_INT(r.err, PANTO_ERR_BAD_SSE);
+    CHECK(strcmp(r.msg, "line 2: not an SSE field: \"<!doctype html>\"") == 0);
     pt_pbuf_free(&r.out);
 
     const char ctl[] = "\x01\x7f\tx\n";

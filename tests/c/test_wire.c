@@ -444,10 +444,23 @@ static void test_openai_wild(void) {
     EXPECT(PANTO_WIRE_OPENAI_CHAT,
            "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":[\"bare\"]}}]}\n\n",
            "ERROR protocol: protocol violation: delta.content[] in event 1 is not an object\n");
-    /* before anything that looks like SSE, an unknown field is still an
-     * error: the body is not an event stream */
+    /* a body that never shows an SSE field is not an event stream: the
+     * error names its first odd line, once the whole body is in */
     EXPECT(PANTO_WIRE_OPENAI_CHAT, " data: {}\n\n",
            "ERROR bad_sse: line 1: not an SSE field: \" data: {}\"\n");
+    /* but the same line first in a real stream (recorded from OpenRouter)
+     * is an unknown field, ignored: the stream decodes */
+    EXPECT(PANTO_WIRE_OPENAI_CHAT,
+           " data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"IGNORED\"}}]}\n\n"
+           "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n"
+           "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+           "data: [DONE]\n\n",
+           "start id=x model= in=0 cr=0 cw=0 out=0 rs=0\n"
+           "bstart 0 text\n"
+           "delta 0 text [Hi]\n"
+           "bdone 0 text [Hi]\n"
+           "complete stop raw=stop in=0 cr=0 cw=0 out=0 rs=0\n"
+           "DONE\n");
 }
 
 static void test_openai_reasoning(void) {
