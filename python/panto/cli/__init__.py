@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "config": ("panto.cli.config", "show the layered configuration"),
     "trust": ("panto.cli.trust", "trust a project's .panto/ (config, extensions, tools)"),
     "extensions": ("panto.cli.extensions", "list extension entries: source, state, deciding rule"),
+    "serve": ("panto.cli.serve", "serve OpenAI/Anthropic-compatible APIs over panto's providers"),
     "mcp": ("panto.cli.mcp", "list, add or remove MCP servers"),
     "lua": ("panto.cli.lua", "a lua-compatible interpreter in panto's environment"),
     "bootstrap": ("panto.cli.bootstrap", "install the luarocks that extensions need"),

@@ -466,6 +466,29 @@ SCHEMA = Table(
                 )
             }
         ),
+        "serve": Table(
+            {
+                "host": Str(nonempty=True),
+                "port": Num(True, 0, maximum=65535),
+                "drain_timeout": _NONNEG_FLOAT,
+                "upstream_connections": _POS_INT,
+                "keys": Map(
+                    Table(
+                        {
+                            "sha256": Str("64 hex digits (panto serve --hash-key)"),
+                            "models": StrList(),
+                        }
+                    ),
+                    _PROVIDER_NAME,
+                    "a key name (letters, digits, _ and -)",
+                ),
+                "models": Map(
+                    Table({"target": Str("provider/model", nonempty=True), "fallbacks": StrList()}),
+                    LazyPattern(r"[^\s]+"),
+                    "a model alias",
+                ),
+            }
+        ),
         "skills": Table({"enabled": Bool(), "paths": StrList("an array of directories")}),
         "compaction": Table(
             {
@@ -600,6 +623,7 @@ TRUST_KEYS: tuple[TrustKey, ...] = (
     TrustKey(("extensions", "rock_servers"), "chooses where code is downloaded from"),
     TrustKey(("extensions", "*"), "settings that extension code acts on"),
     TrustKey(("mcp",), _CODE + " (MCP servers) or reach other servers"),
+    TrustKey(("serve",), "could let others use your providers (keys, aliases)"),
     TrustKey(("skills", "paths"), "could put instructions from elsewhere in the system prompt"),
     TrustKey(("hooks",), _CODE + " (hook commands)"),
     # [permissions]: a project may add deny and ask rules, never allow

@@ -1,0 +1,103 @@
+"""``panto serve``: panto as an OpenAI- and Anthropic-compatible server
+(docs/serve.md).  Prints ``panto serve: listening on http://HOST:PORT``
+once it accepts connections; SIGTERM or Ctrl-C drains the streams in
+flight (up to ``[serve] drain_timeout``) and exits."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from .common import load_config, usage_error
+
+__all__ = ["main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="panto serve",
+        description="Serve /v1/chat/completions and /v1/messages in front of panto's "
+        "configured providers (either wire to either wire), plus /v1/models, "
+        "/v1/messages/count_tokens and health routes.",
+    )
+    p.add_argument("--host", help="address to bind (default [serve] host: 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default [serve] port: 8765; 0 takes a free one)")
+    p.add_argument(
+        "--hash-key",
+        action="store_true",
+        help="read a key on stdin and print the sha256 for [serve.keys.NAME]",
+    )
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.hash_key:
+        from ..serve.settings import hash_key
+
+        key = sys.stdin.readline().strip()
+        if not key:
+            usage_error("--hash-key: no key on stdin", "panto serve")
+        print(hash_key(key))
+        return 0
+    config = load_config("panto serve")
+    from ..errors import ConfigError
+    from ..serve.settings import ServeSettings, is_loopback
+
+    try:
+        settings = ServeSettings.from_config(config.data.get("serve") or {})
+    except ConfigError as e:
+        usage_error(str(e), "panto serve")
+    import dataclasses
+
+    if args.host:
+        settings = dataclasses.replace(settings, host=args.host)
+    if args.port is not None:
+        if not 0 <= args.port <= 65535:
+            usage_error(f"--port {args.port}: expected 0-65535", "panto serve")
+        settings = dataclasses.replace(settings, port=args.port)
+    if not settings.keys and not is_loopback(settings.host):
+        usage_error(
+            f"refusing to listen on {settings.host} without keys: anyone who can reach it "
+            "could use your providers. Set [serve.keys.NAME] sha256 (panto serve --hash-key) "
+            "or PANTO_SERVE_KEYS, or bind 127.0.0.1",
+            "panto serve",
+        )
+    try:
+        return asyncio.run(_serve(config, settings))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _serve(config: object, settings: object) -> int:
+    import uvicorn
+
+    from ..serve.app import build_app
+    from ..serve.settings import ServeSettings
+
+    assert isinstance(settings, ServeSettings)
+    app = build_app(config, settings)  # type: ignore[arg-type]
+    uc = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=int(settings.drain_timeout),
+        lifespan="on",
+    )
+    server = uvicorn.Server(uc)
+    task = asyncio.ensure_future(server.serve())
+    while not server.started and not task.done():
+        await asyncio.sleep(0.02)
+    if task.done():
+        task.result()
+        print("panto serve: could not start (see above)", file=sys.stderr)
+        return 1
+    sock = server.servers[0].sockets[0].getsockname()
+    host = f"[{sock[0]}]" if ":" in sock[0] else sock[0]
+    print(f"panto serve: listening on http://{host}:{sock[1]}", flush=True)
+    await task
+    return 0

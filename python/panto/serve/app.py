@@ -1,0 +1,232 @@
+"""The ASGI app of ``panto serve`` (Starlette): the proxy routes, models,
+token counting, health and the OpenAPI document.  ``build_app(config)``
+is all a server (uvicorn, granian) needs."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from ..config import Config
+from ..logs import get_logger
+from .ledger import Ledger
+from .proxy import Proxy, ProxyError, error_response
+from .settings import ApiKey, ServeSettings, hash_key
+from .wire_errors import error_body
+
+__all__ = ["build_app"]
+
+log = get_logger("panto.serve")
+
+OPENAI = "openai-chat"
+ANTHROPIC = "anthropic-messages"
+
+
+class AuthError(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def presented_key(headers: Mapping[str, str]) -> str | None:
+    """The key a client sent: ``Authorization: Bearer`` (both SDKs) or
+    ``x-api-key`` (Claude Code and curl users)."""
+    auth = headers.get("authorization", "")
+    if auth[:7].lower() == "bearer " and auth[7:].strip():
+        return auth[7:].strip()
+    key = headers.get("x-api-key", "").strip()
+    return key or None
+
+
+def authenticate(headers: Mapping[str, str], settings: ServeSettings) -> ApiKey | None:
+    """The caller's key (None: no keys are configured, anyone on loopback
+    may call); raises ``AuthError`` (401) for a missing or wrong key."""
+    if not settings.keys:
+        return None
+    given = presented_key(headers)
+    if given is None:
+        raise AuthError(401, "missing API key: send Authorization: Bearer KEY or x-api-key: KEY")
+    digest = hash_key(given)
+    for k in settings.keys:
+        if hmac.compare_digest(digest, k.sha256):
+            return k
+    raise AuthError(401, "invalid API key")
+
+
+def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response, StreamingResponse
+    from starlette.routing import Route
+
+    settings = settings or ServeSettings.from_config(config.data.get("serve") or {})
+    ledger = Ledger.open(config)
+    proxy = Proxy(config, settings, ledger.record)
+    state = {"draining": False}
+
+    def wire_error(wire: str, status: int, message: str, type: str | None = None) -> Response:
+        return Response(
+            error_body(wire, status, message, type), status, media_type="application/json"
+        )
+
+    def proxied(client_wire: str) -> Any:
+        async def endpoint(request: Request) -> Response:
+            try:
+                key = authenticate(request.headers, settings)
+            except AuthError as e:
+                return wire_error(client_wire, e.status, e.message)
+            raw = await request.body()
+            try:
+                status, headers, body = await proxy.handle(client_wire, raw, request.headers, key)
+            except ProxyError as e:
+                s, h, b = error_response(client_wire, e)
+                return Response(b, s, headers=h)
+            if isinstance(body, bytes):
+                return Response(body, status, headers=headers)
+            return StreamingResponse(body, status, headers=headers)
+
+        return endpoint
+
+    async def count_tokens(request: Request) -> Response:
+        try:
+            key = authenticate(request.headers, settings)
+        except AuthError as e:
+            return wire_error(ANTHROPIC, e.status, e.message)
+        try:
+            return await _count_tokens(proxy, await request.body(), key)
+        except ProxyError as e:
+            s, h, b = error_response(ANTHROPIC, e)
+            return Response(b, s, headers=h)
+
+    async def models(request: Request) -> Response:
+        anthropic = "anthropic-version" in request.headers
+        try:
+            key = authenticate(request.headers, settings)
+        except AuthError as e:
+            return wire_error(ANTHROPIC if anthropic else OPENAI, e.status, e.message)
+        ids = proxy.model_ids(key)
+        now = int(time.time())
+        if anthropic:
+            data = [
+                {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+                for m in ids
+            ]
+            return JSONResponse(
+                {
+                    "data": data,
+                    "has_more": False,
+                    "first_id": ids[0] if ids else None,
+                    "last_id": ids[-1] if ids else None,
+                }
+            )
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {"id": m, "object": "model", "created": now, "owned_by": "panto"} for m in ids
+                ],
+            }
+        )
+
+    async def liveliness(_: Request) -> Response:
+        if state["draining"]:
+            return JSONResponse({"status": "shutting down"}, 503)
+        return JSONResponse({"status": "ok"})
+
+    async def readiness(_: Request) -> Response:
+        problem = await ledger.check()
+        if problem is not None:
+            return JSONResponse({"status": "unavailable", "database": problem}, 503)
+        return JSONResponse({"status": "ok", "inflight": proxy.inflight})
+
+    async def openapi(_: Request) -> Response:
+        return JSONResponse(OPENAPI)
+
+    routes = [
+        Route("/v1/chat/completions", proxied(OPENAI), methods=["POST"]),
+        Route("/v1/messages", proxied(ANTHROPIC), methods=["POST"]),
+        Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/health/liveliness", liveliness, methods=["GET"]),
+        Route("/health/readiness", readiness, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def life(_app: Any) -> Any:
+        try:
+            yield
+        finally:
+            state["draining"] = True
+            await proxy.aclose()
+            ledger.close()
+
+    app = Starlette(routes=routes, lifespan=life)
+    app.state.proxy = proxy
+    app.state.settings = settings
+    app.state.serve = state
+    return app
+
+
+async def _count_tokens(proxy: Proxy, raw: bytes, key: ApiKey | None) -> Any:
+    """Anthropic's ``count_tokens``: passed through to an Anthropic
+    upstream; otherwise estimated (about 4 characters a token, never 0 for
+    a request with content)."""
+    from starlette.responses import JSONResponse, Response
+
+    try:
+        body = json.loads(raw or b"null")
+    except ValueError as e:
+        raise ProxyError(400, f"request body is not JSON: {e}", "invalid_request_error") from None
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str):
+        raise ProxyError(400, "body.model: expected a string", "invalid_request_error")
+    model = body["model"]
+    if key is not None and not key.allows(model):
+        raise ProxyError(403, f"this key may not use model {model!r}", "permission_error")
+    target = proxy.target(proxy.chain(model)[0])
+    if target.wire == ANTHROPIC:
+        up = {**body, "model": target.config.model}
+        client = proxy.client(target.provider.base_url)
+        url = target.provider.url.rsplit("/messages", 1)[0] + "/messages/count_tokens"
+        resp = await client.post(
+            url, headers=target.provider.headers(), content=json.dumps(up).encode()
+        )
+        return Response(resp.content, resp.status_code, media_type="application/json")
+    text = json.dumps(
+        {k: body.get(k) for k in ("system", "messages", "tools") if k in body}, ensure_ascii=False
+    )
+    return JSONResponse({"input_tokens": max(1, len(text) // 4)})
+
+
+def _op(summary: str, tag: str) -> dict[str, Any]:
+    return {"summary": summary, "tags": [tag], "responses": {"200": {"description": "OK"}}}
+
+
+#: The OpenAPI 3.1 document of every route.
+OPENAPI: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "panto serve", "version": "1"},
+    "components": {
+        "securitySchemes": {
+            "bearer": {"type": "http", "scheme": "bearer"},
+            "apiKey": {"type": "apiKey", "in": "header", "name": "x-api-key"},
+        }
+    },
+    "security": [{"bearer": []}, {"apiKey": []}],
+    "paths": {
+        "/v1/chat/completions": {"post": _op("OpenAI chat completions (streamed or not)", "proxy")},
+        "/v1/messages": {"post": _op("Anthropic messages (streamed or not)", "proxy")},
+        "/v1/messages/count_tokens": {"post": _op("Anthropic token count", "proxy")},
+        "/v1/models": {
+            "get": _op("models; Anthropic's shape with an anthropic-version header", "proxy")
+        },
+        "/health/liveliness": {"get": _op("the process is up", "health")},
+        "/health/readiness": {"get": _op("ready: the session database answers", "health")},
+        "/openapi.json": {"get": _op("this document", "meta")},
+    },
+}
