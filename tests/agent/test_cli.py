@@ -54,10 +54,37 @@ def test_text_and_json():
     assert [m["role"] for m in doc["messages"]] == ["assistant"]
 
 
-def test_default_is_offline_mock_without_keys():
-    r = panto("-p", "ping")
+def test_no_key_and_no_model_is_an_error_in_print_mode(tmp_path):
+    """A script whose secret is missing must not "pass" on the echoing mock
+    (issue 23, item 12): one line on stderr, exit 2, nothing sent."""
+    r = panto("-p", "fix the failing test", env={"XDG_CONFIG_HOME": str(tmp_path)})
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr == (
+        "panto: no API key (set ANTHROPIC_API_KEY or OPENAI_API_KEY) and no model chosen "
+        "(--model, PANTO_MODEL, model = in the config); --model mock/anthropic runs the "
+        "offline mock\n"
+    )
+    # the mock chosen on purpose answers: --model, PANTO_MODEL, the config
+    r = panto("-p", "ping", "--model", "mock/anthropic", "--no-session")
+    assert (r.returncode, r.stdout.strip(), r.stderr) == (0, "You said: ping", "")
+    r = panto("-p", "ping", "--no-session", env={"PANTO_MODEL": "mock/openai"})
+    assert (r.returncode, r.stdout.strip()) == (0, "You said: ping"), r.stderr
+    (tmp_path / "panto").mkdir()
+    (tmp_path / "panto" / "config.toml").write_text('model = "mock/anthropic"\n')
+    r = panto("-p", "ping", "--no-session", env={"XDG_CONFIG_HOME": str(tmp_path)})
+    assert (r.returncode, r.stdout.strip()) == (0, "You said: ping"), r.stderr
+
+
+def test_no_key_and_no_model_in_the_repl_warns_once_and_uses_the_mock(tmp_path):
+    r = panto("--no-session", input="one\ntwo\n", env={"XDG_CONFIG_HOME": str(tmp_path)})
     assert r.returncode == 0, r.stderr
-    assert "ping" in r.stdout
+    assert "You said: one" in r.stdout and "You said: two" in r.stdout
+    assert r.stderr.count("no API key") == 1
+    assert "panto: warning: no API key" in r.stderr
+    assert "this is the offline mock model, which echoes" in r.stderr
+    r = panto("--no-session", "--model", "mock/anthropic", input="one\n")
+    assert r.returncode == 0 and "no API key" not in r.stderr
 
 
 def test_prompt_from_stdin():

@@ -68,6 +68,8 @@ SLOW = [
     ["--", "-p", "hi"],
     ["--version"],
     ["-p", "hi", "--bogus"],
+    ["do X"],
+    ["--model", "mock/anthropic", "fix", "the", "test"],
 ]
 
 
@@ -104,7 +106,7 @@ def _panto(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subproce
 
 @pytest.mark.parametrize(
     "argv",
-    [["-p"], ["-p", "hi", "--output-format", "yaml"], ["--bogus"], ["-p", "hi", "extra"]],
+    [["-p"], ["-p", "hi", "--output-format", "yaml"], ["--bogus"], ["-p", "hi", "x", "--bogus"]],
 )
 def test_usage_errors_are_argparses(
     argv: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -117,6 +119,17 @@ def test_usage_errors_are_argparses(
     assert r.returncode == exc.value.code == 2
     assert r.stderr == expected
     assert r.stderr.startswith("usage: panto")
+
+
+def test_a_prompt_beside_print_is_one_clear_usage_error() -> None:
+    """``panto -p fix the test`` (unquoted): -p takes "fix", and the rest
+    would be the interactive mode's first prompt; one line says what to do."""
+    r = _panto("-p", "fix", "the", "test", env=dict(os.environ))
+    assert r.returncode == 2
+    assert r.stderr == (
+        "panto: -p takes the prompt as one argument; 'the test' is more: quote the whole "
+        "prompt (-p 'fix the test'), or drop -p to start the interactive mode with it\n"
+    )
 
 
 def test_chat_help_is_argparses() -> None:

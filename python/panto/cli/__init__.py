@@ -33,8 +33,11 @@ CHAT_MODULE = "panto.cli.chat"
 
 HELP = """\
 usage: panto [options]                 interactive agent
+       panto [options] PROMPT          interactive agent, PROMPT sent first
        panto -p PROMPT [options]       one-shot: answer PROMPT and exit
-       panto COMMAND [args]            run a command
+       panto COMMAND [args]            run a command (a first word that is a
+                                       command's name; `panto -- WORDS` sends
+                                       WORDS as a prompt)
 
 panto is a minimal, fast, extensible coding agent.
 

@@ -76,6 +76,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer PROMPT and exit ('-' reads it from stdin)",
     )
     p.add_argument(
+        "first_prompt",
+        nargs="*",
+        metavar="PROMPT",
+        help="start the interactive mode with PROMPT as the first prompt (words are joined "
+        "with spaces; a first word that is a command, such as sessions, runs the command: "
+        "quote the prompt, or put -- before it)",
+    )
+    p.add_argument(
         "--output-format",
         choices=FORMATS,
         default=None,
@@ -169,6 +177,7 @@ class Args:
     def __init__(self) -> None:
         # the defaults of build_parser(): tests/integration pins them equal
         self.prompt: str | None = None
+        self.first_prompt: list[str] = []
         self.output_format: str | None = None
         self.model: str | None = None
         self.base_url: str | None = None
@@ -324,8 +333,35 @@ def _session_spec(args: Args | argparse.Namespace, config: Config) -> Any:
     return ("resume", os.fspath(picked))
 
 
+#: what panto says when it would fall back to the mock provider unasked
+NO_KEY = (
+    "no API key (set ANTHROPIC_API_KEY or OPENAI_API_KEY) and no model chosen "
+    "(--model, PANTO_MODEL, model = in the config)"
+)
+
+
+def _implicit_mock(config: Config, args: Args | argparse.Namespace) -> bool:
+    """Whether the offline mock was chosen only because no key and no model
+    is set (not by ``--model``, ``PANTO_MODEL`` or a config file)."""
+    origin = config.origins.get("model")
+    return (
+        not args.model
+        and config.provider_config.mock
+        and origin is not None
+        and origin.layer == "default"
+    )
+
+
 def _check_args(args: Args | argparse.Namespace) -> None:
     """Usage errors argparse does not catch (exit 2)."""
+    if args.first_prompt and args.prompt is not None:
+        extra = " ".join(args.first_prompt)
+        usage_error(
+            f"-p takes the prompt as one argument; {extra!r} is more: quote the whole "
+            "prompt (-p 'fix the test'), or drop -p to start the interactive mode with it"
+        )
+    if args.first_prompt and not " ".join(args.first_prompt).strip():
+        usage_error("the first prompt is empty")
     if args.prompt is None:
         if args.output_format is not None:
             usage_error("--output-format needs -p PROMPT (the interactive mode prints text)")
@@ -359,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             usage_error("-p -: the prompt read from stdin is empty")
     elif _ask_trust(config):
         config = _config(args)  # again, the project trusted now
+    if _implicit_mock(config, args):
+        if prompt is not None:  # a script with a missing secret must not "pass"
+            usage_error(f"{NO_KEY}; --model mock/anthropic runs the offline mock")
+        warn(f"{NO_KEY}: this is the offline mock model, which echoes")
     from ..app import open_session
 
     try:
@@ -444,7 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             interactive.new_store = new_db_store
             interactive.reopen_store = reopen_db_store
-        return interactive.loop()
+        return interactive.loop(" ".join(args.first_prompt) or None)
     finally:
         agent.close()
         if session.mcp is not None:

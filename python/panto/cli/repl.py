@@ -287,7 +287,9 @@ class Interactive:
 
     # -- the loop
 
-    def loop(self) -> int:
+    def loop(self, first: str | None = None) -> int:
+        """Read and run prompts and commands until /exit, Ctrl-D or Ctrl-C
+        twice; ``first`` (``panto "do X"``) is run first, as if typed."""
         from .. import __version__
 
         self._setup_readline()
@@ -303,6 +305,12 @@ class Interactive:
             print(self._dim("your last prompt got no answer; it is in the input line"))
         interrupted = False
         try:
+            if first is not None:
+                if self.readline is not None:
+                    self.readline.add_history(first)  # Up recalls it, as if typed
+                print(prompt_string(self.color).replace("\001", "").replace("\002", "") + first)
+                if self.handle(first):
+                    return 0
             while True:
                 try:
                     line = self.read_prompt()
@@ -323,20 +331,24 @@ class Interactive:
                     print(self._dim("(Ctrl-C again or Ctrl-D to exit)"))
                     continue
                 interrupted = False
-                text = line.strip()
-                if not text:
-                    continue
-                if text.startswith("//"):
-                    self.turn(line.lstrip()[1:])
-                    continue
-                if text.startswith("/") and not self._names_path(text):
-                    if self.command(text):
-                        return 0
-                    continue
-                self.turn(line)
+                if self.handle(line):
+                    return 0
         finally:
             self.renderer.stop_status()
             self._save_history()
+
+    def handle(self, line: str) -> bool:
+        """Run one input line: a prompt or a command; True means exit."""
+        text = line.strip()
+        if not text:
+            return False
+        if text.startswith("//"):
+            self.turn(line.lstrip()[1:])
+        elif text.startswith("/") and not self._names_path(text):
+            return self.command(text)
+        else:
+            self.turn(line)
+        return False
 
     def _names_path(self, text: str) -> bool:
         """Whether a line starting with ``/`` starts with the path of an
