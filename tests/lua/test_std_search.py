@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 from support.lua_caller import Caller
+
+from panto.lua import LuaToolSource
+from panto.tools import ToolCall
 
 
 @pytest.fixture
@@ -132,4 +136,86 @@ def test_tool_result_with_images_from_lua(runtime: object) -> None:
     assert [(i.media_type, i.data_b64) for i in out.images] == [
         ("image/gif", "R0lGODlhAAE="),
         ("image/png", ""),
+    ]
+
+
+def _without_ripgrep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *tools: str) -> None:
+    """PATH holds only ``tools`` (rg hidden even when installed)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for t in tools:
+        found = shutil.which(t)
+        if found is None:  # pragma: no cover
+            pytest.skip(f"no {t} on this machine")
+        os.symlink(found, bindir / t)
+    monkeypatch.setenv("PATH", str(bindir))
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with a .venv/, a build folder and other ignored files,
+    an untracked file and a tracked one."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("needle = 1\n")
+    (root / ".gitignore").write_text(".venv/\nbuild/\n*.log\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "src/app.py", ".gitignore"], check=True)
+    (root / "notes.txt").write_text("needle in an untracked file\n")  # untracked, not ignored
+    for ignored in (".venv/lib/site.py", "build/out.py", "run.log"):
+        (root / ignored).parent.mkdir(parents=True, exist_ok=True)
+        (root / ignored).write_text("needle ignored\n")
+    return root
+
+
+def test_grep_without_ripgrep_respects_gitignore(
+    call: Caller, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without rg, inside a repository: git grep (tracked and untracked files,
+    nothing .gitignore names), paths shown as grep would."""
+    _without_ripgrep(tmp_path, monkeypatch, "git", "grep")
+    out = call("grep", pattern="needle", path=str(repo))
+    assert not out.is_error, out.content
+    assert sorted(out.content.splitlines()) == [
+        f"{repo}/notes.txt:1:needle in an untracked file",
+        f"{repo}/src/app.py:1:needle = 1",
+    ]
+    out = call("grep", pattern="NEEDLE", path=str(repo), glob="*.py", ignore_case=True)
+    assert out.content.splitlines() == [f"{repo}/src/app.py:1:needle = 1"]
+    out = call("grep", pattern="needle", path=str(repo / "src" / "app.py"))
+    assert out.content.splitlines() == [f"{repo}/src/app.py:1:needle = 1"]
+    # asked for on purpose, an ignored folder is searched
+    out = call("grep", pattern="needle", path=str(repo / ".venv"))
+    assert out.content.splitlines() == [f"{repo}/.venv/lib/site.py:1:needle ignored"]
+    assert call("grep", pattern="(", path=str(repo)).is_error
+    assert call("grep", pattern="nothing-here", path=str(repo)).content == "No matches."
+
+
+def test_grep_without_ripgrep_relative_path(
+    source: LuaToolSource, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _without_ripgrep(tmp_path, monkeypatch, "git", "grep")
+    src = LuaToolSource(source.runtime, cwd=str(repo))
+    out = src.invoke_batch([ToolCall("c", "grep", {"pattern": "needle", "context": 1})])[0]
+    assert sorted(x for x in out.content.splitlines() if x != "--") == [
+        "notes.txt:1:needle in an untracked file",
+        "src/app.py:1:needle = 1",
+    ]
+    out = src.invoke_batch([ToolCall("c", "grep", {"pattern": "needle", "path": "src"})])[0]
+    assert out.content.splitlines() == ["src/app.py:1:needle = 1"]
+
+
+def test_grep_outside_a_repository_skips_what_find_skips(
+    call: Caller, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without rg and outside a repository: grep -r with std.find's skip list."""
+    _without_ripgrep(tmp_path, monkeypatch, "git", "grep")
+    for d in (".venv", "__pycache__", ".git"):
+        (tree / d).mkdir(exist_ok=True)
+        (tree / d / "x.py").write_text("alpha skipped\n")
+    out = call("grep", pattern="alpha", path=str(tree))
+    assert sorted(out.content.splitlines()) == [
+        f"{tree}/.hidden:1:alpha hidden",
+        f"{tree}/notes.md:1:alpha notes",
+        f"{tree}/src/pkg/a.py:1:def alpha():",
     ]
