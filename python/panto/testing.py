@@ -370,6 +370,9 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # the listen backlog: hundreds of clients connect at once in the load
+    # benchmarks (socketserver's default of 5 resets them)
+    request_queue_size = 1024
     block_on_close = False
     allow_reuse_address = True
     owner: ScriptedServer
