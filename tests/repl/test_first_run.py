@@ -47,3 +47,54 @@ def test_a_first_word_that_is_a_command_stays_a_command(env: Env, server: Script
     r = env.run("-p", "fix", "the", "test", *scripted(env, server))
     assert r.returncode == 2 and "quote the whole prompt" in r.stderr
     assert len(server.requests) == 1
+
+
+HELLO = """
+return {
+  name = "me.hello",
+  activate = function()
+    panto.ext.register_command {
+      name = "hello", description = "say hello",
+      handler = function(args) return "hello, " .. args end,
+    }
+  end,
+}
+"""
+
+
+def _input_line(t: Pty) -> str:
+    t.pump()
+    return [line for line in t.screen_lines() if line.strip()][-1]
+
+
+def test_tab_completes_commands_paths_and_models(env: Env, term: Callable[..., Pty]) -> None:
+    ext = env.home / "xdg_config_home" / "panto" / "extensions"
+    ext.mkdir(parents=True)
+    (ext / "hello.lua").write_text(HELLO)
+    (env.cwd / "calc.py").write_text("x = 1\n")
+    (env.cwd / "src").mkdir()
+    (env.cwd / "src" / "main.py").write_text("y = 2\n")
+    t = term("--model", "mock/anthropic")
+    t.prompt()
+    t.send("/ext\t")  # a built-in command
+    assert _input_line(t) == "› /extensions"
+    t.send("\x15/hell\t")  # an extension's command (Ctrl-U cleared the line)
+    assert _input_line(t) == "› /hello"
+    t.send("world\r")
+    t.expect("hello, world")
+    t.prompt()
+    t.send("/model mock/ant\t")
+    assert _input_line(t) == "› /model mock/anthropic"
+    t.send("\x15see @ca\t")
+    assert _input_line(t) == "› see @calc.py"
+    t.send("and @s\t")  # a directory: completed with a slash, then its files
+    assert _input_line(t) == "› see @calc.py and @src/"
+    t.send("m\t\r")
+    t.expect("You said: see @calc.py and @src/main.py")
+    t.prompt()
+    t.pump()
+    assert "[file: calc.py, 6 B]" in t.screen_text()
+    assert "[file: src/main.py, 6 B]" in t.screen_text()
+    t.send("/ex\t\t")  # two candidates: the second Tab lists them
+    t.pump()
+    assert "/exit" in t.screen_text() and "/expand" in t.screen_text()

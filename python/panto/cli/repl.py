@@ -80,11 +80,12 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
     "extensions": ("", "list the Lua extension entries: source, and whether active"),
     "skills": ("", "list the Agent Skills found; /skill:NAME [ARGS] runs one"),
     "mcp": ("", "the MCP servers: state, tool count, last error"),
-    "exit": ("", "quit (also Ctrl-D)"),
+    "exit": ("", "quit (also /quit, Ctrl-D)"),
 }
 
 HELP_FOOTER = (
     "Alt-Enter or a trailing \\ adds a line; // at the start sends a literal /.\n"
+    "Tab completes /commands, /model names and @paths; @file attaches a file.\n"
     "Ctrl-C cancels a running turn; Ctrl-C twice at an empty prompt exits."
 )
 
@@ -173,6 +174,7 @@ class Interactive:
             stall_after=stall_hint_after(),
         )
         self.readline: Any = None
+        self._matches: list[str] = []  # the completer's candidates (readline asks one by one)
         #: text put in the next input line (a failed turn's prompt)
         self.prefill = prefill
         #: USD spent in this process, where the model's price is known
@@ -199,6 +201,29 @@ class Interactive:
         except OSError:
             pass
         readline.set_history_length(1000)
+        # Tab completes (Python binds it to "insert a tab" by default); words
+        # are split at whitespace only, so "/ex", "@src/ca", "mock/ant" are one
+        readline.set_completer_delims(" \t\n")
+        readline.set_completer(self._complete)
+        readline.parse_and_bind("tab: complete")
+
+    def _complete(self, word: str, state: int) -> str | None:
+        """readline's completer: candidate ``state`` for ``word``."""
+        if state == 0:
+            from .complete import completions, model_names
+
+            rl = self.readline
+            try:
+                self._matches = completions(
+                    rl.get_line_buffer(),
+                    rl.get_begidx(),
+                    word,
+                    commands=[*BUILTIN_COMMANDS, "quit", *self.ext.commands()],
+                    models=model_names(self.agent.config),
+                )
+            except Exception:  # noqa: BLE001 - a completer's error must not break the line
+                self._matches = []
+        return self._matches[state] if state < len(self._matches) else None
 
     def _save_history(self) -> None:
         if self.readline is None:
