@@ -245,6 +245,12 @@ class Config:
     #: more directories to search.
     skills_enabled: bool = _default("skills_enabled")
     skill_paths: list[str] = field(default_factory=list)
+    #: ``[sandbox]``: the OS sandbox of the processes tools start (panto.policy.sandbox)
+    sandbox_mode: str = _default("sandbox_mode")
+    sandbox_writable_roots: list[str] = _default("sandbox_writable_roots")
+    sandbox_network: bool = _default("sandbox_network")
+    sandbox_allow_git_writes: bool = _default("sandbox_allow_git_writes")
+    sandbox_backend: str = _default("sandbox_backend")
     #: ``[models."provider/model"]`` overrides of the model table (panto.models).
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     providers: dict[str, ProviderConfig] = field(

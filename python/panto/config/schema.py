@@ -497,6 +497,15 @@ SCHEMA = Table(
                 "reserve_tokens": _NONNEG_INT,
             }
         ),
+        "sandbox": Table(
+            {
+                "mode": Enum("workspace-write", "read-only", "off"),
+                "writable_roots": StrList("an array of directories"),
+                "network": Bool(),
+                "allow_git_writes": Bool(),
+                "backend": Enum("auto", "bwrap", "landlock"),
+            }
+        ),
     }
 )
 
@@ -545,6 +554,11 @@ KEYS: tuple[Key, ...] = (
     Key(("mcp", "servers"), "mcp_servers"),
     Key(("skills", "enabled"), "skills_enabled", "PANTO_SKILLS"),
     Key(("skills", "paths"), "skill_paths"),
+    Key(("sandbox", "mode"), "sandbox_mode", "PANTO_SANDBOX"),
+    Key(("sandbox", "writable_roots"), "sandbox_writable_roots"),
+    Key(("sandbox", "network"), "sandbox_network"),
+    Key(("sandbox", "allow_git_writes"), "sandbox_allow_git_writes"),
+    Key(("sandbox", "backend"), "sandbox_backend", "PANTO_SANDBOX_BACKEND"),
     Key(("models",), "models"),
 )
 

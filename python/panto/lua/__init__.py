@@ -79,14 +79,18 @@ def create_source(
     ``panto.config`` in Lua is its read-only :meth:`~panto.config.Config.lua_view`
     (never an API key), ``[tools] timeout`` is the default per-call timeout
     and ``[tools.timeouts]`` per-tool ones (``default_timeout`` overrides the
-    former).
+    former); ``[sandbox]`` confines the processes tools (and extensions'
+    ``activate``) start, with ``cwd`` as the workspace.
     """
+    from ..policy.sandbox import Sandbox
     from .loader import load_extensions
     from .runtime import get_runtime
     from .source import LuaToolSource
 
     rt = runtime or get_runtime()
     rt.set_config(config.lua_view())
+    sandbox = Sandbox.from_config(config, cwd)
+    rt.sandbox = sandbox
     report = load_extensions(
         rt,
         cwd=cwd,
@@ -98,6 +102,10 @@ def create_source(
     if default_timeout is None:
         default_timeout = config.tool_timeout
     src = LuaToolSource(
-        rt, default_timeout=default_timeout, timeouts=dict(config.tool_timeouts), cwd=cwd
+        rt,
+        default_timeout=default_timeout,
+        timeouts=dict(config.tool_timeouts),
+        cwd=cwd,
+        sandbox=sandbox,
     )
     return src, report

@@ -24,6 +24,7 @@ from .batteries import Op
 from .control import (
     HOOK_COUNT,
     LuaScriptError,
+    call_sandbox,
     call_tasks,
     current_entry,
 )
@@ -187,6 +188,7 @@ def make_host(runtime: Any) -> Any:
             output_limit=int(limit) if limit is not None else None,
             grace=float(o.get("kill_grace", procs.KILL_GRACE)),
             registry=rt.processes,
+            sandbox=call_sandbox.get() or rt.sandbox,
         )
         return rt.to_lua(result, drop_null=True)
 

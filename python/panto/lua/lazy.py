@@ -274,6 +274,8 @@ class LazyLuaToolSource(ToolSource):
         self._real: LuaToolSource | None = None
         self._report: LoadReport | None = None
         self.hooks = _LazyHooks(self)
+        #: passed on to the real source (``LuaToolSource.escalate``)
+        self.escalate: Callable[[ToolCall, ToolOutput], bool] | None = None
 
     @property
     def started(self) -> LuaToolSource | None:
@@ -322,6 +324,7 @@ class LazyLuaToolSource(ToolSource):
         except Exception as e:  # noqa: BLE001 - lupa broken: every call fails, panto goes on
             msg = f"the Lua runtime could not start: {e}"
             return [ToolOutput(msg, True) for _ in calls]
+        real.escalate = self.escalate
         return real.invoke_batch(calls)
 
     def cancel(self) -> None:

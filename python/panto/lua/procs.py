@@ -31,7 +31,10 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..policy.sandbox import Sandbox
 
 __all__ = [
     "MARK",
@@ -353,18 +356,30 @@ async def spawn_process(
     output_limit: int | None = None,
     grace: float = KILL_GRACE,
     registry: set[Process] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> dict[str, Any]:
     """Run ``argv`` in its own process group, marked (see the module doc);
     kill all it started on timeout or cancel.  Returns when the process
-    exits (background jobs holding its pipes do not delay it).
+    exits (background jobs holding its pipes do not delay it).  With
+    ``sandbox`` (:class:`panto.policy.sandbox.Sandbox`) it runs confined;
+    ``SandboxUnavailable`` when it cannot be.
 
     Returns ``code`` (None if killed by a signal), ``signal``, ``stdout``,
     ``stderr``, ``timed_out``, ``stdout_omitted``/``stderr_omitted`` (bytes
     dropped from the middle when ``output_limit`` is set) and ``duration``.
+
+    The result also has ``sandbox`` (the backend, or ``"off"``) and, when the
+    command failed in a way that looks like the sandbox's doing,
+    ``sandbox_note`` (a line for the tool result).
     """
     loop = asyncio.get_running_loop()
     started = loop.time()
     token = new_token()
+    full_env = marked_env(token, env)
+    launch = None
+    if sandbox is not None and sandbox.enabled:
+        launch = sandbox.launch(argv, full_env, cwd)
+        argv, full_env = launch.argv, launch.env
     out_r, out_w = os.pipe()
     err_r, err_w = (-1, -1) if merge_stderr else os.pipe()
     try:
@@ -374,14 +389,18 @@ async def spawn_process(
             stdout=out_w,
             stderr=out_w if merge_stderr else err_w,
             cwd=cwd,
-            env=marked_env(token, env),
+            env=full_env,
             start_new_session=True,
+            preexec_fn=launch.preexec_fn if launch is not None else None,  # noqa: PLW1509
         )
     except BaseException:
         for fd in (out_r, out_w, err_r, err_w):
             if fd >= 0:
                 os.close(fd)
         raise
+    finally:
+        if launch is not None:
+            launch.started()
     os.close(out_w)
     if err_w >= 0:
         os.close(err_w)
@@ -424,7 +443,14 @@ async def spawn_process(
         if registry is not None:
             registry.discard(proc)
     rc = popen.returncode
+    note = None
+    if launch is not None and not timed_out:
+        from ..policy.sandbox import blocked_note
+
+        note = blocked_note(sandbox, out.value() + err.value(), rc)
     return {
+        "sandbox": launch.backend if launch is not None else "off",
+        "sandbox_note": note,
         "code": rc if rc is not None and rc >= 0 else None,
         "signal": -rc if rc is not None and rc < 0 else None,
         "stdout": out.value(),

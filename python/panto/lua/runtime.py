@@ -39,6 +39,7 @@ from .control import (
     Control,
     LuaInterrupted,
     LuaScriptError,
+    call_sandbox,
     call_tasks,
     current_control,
     current_entry,
@@ -159,6 +160,10 @@ class LuaRuntime:
         #: ``panto.ext.system_prompt`` parts: (entry, text) or (entry, Lua function)
         self.prompts: list[tuple[str | None, Any]] = []
         self.processes: set[procs.Process] = set()
+        #: the sandbox processes run in when no tool call names one (extension
+        #: activation, commands, hooks); None: unconfined (``create_source``
+        #: sets it from the config)
+        self.sandbox: Any = None
         self._batches: set[_Batch] = set()
         self._http: Any = None
         self._closed = False
@@ -567,11 +572,17 @@ class LuaRuntime:
         return [t.decl for t in list(self.tools.values())]
 
     async def call_tool(
-        self, call: ToolCall, timeout: float | None = None, *, cwd: str | None = None
+        self,
+        call: ToolCall,
+        timeout: float | None = None,
+        *,
+        cwd: str | None = None,
+        sandbox: Any = None,
     ) -> ToolOutput:
         """Run one tool call (on the loop).  Never raises except on cancel.
         ``ctx.cwd`` is ``cwd`` (the agent's working directory), else the
-        process's: tools resolve relative paths against it."""
+        process's: tools resolve relative paths against it.  Processes the
+        call spawns run in ``sandbox`` (else :attr:`sandbox`)."""
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolOutput(f"unknown tool: {call.name}", True)
@@ -579,6 +590,7 @@ class LuaRuntime:
             timeout = tool.decl.timeout
         tasks: set[asyncio.Task[Any]] = set()
         token = call_tasks.set(tasks)
+        sb_token = call_sandbox.set(sandbox)
         what = f"tool {call.name} ({tool.entry or '?'})"
         ctl_token = set_control(Control(what, timeout=timeout, parent=current_control()))
         try:
@@ -604,6 +616,7 @@ class LuaRuntime:
             return res  # type: ignore[no-any-return]
         finally:
             reset_control(ctl_token)
+            call_sandbox.reset(sb_token)
             call_tasks.reset(token)
             for t in tasks:
                 if not t.done():
@@ -615,11 +628,12 @@ class LuaRuntime:
         calls: Sequence[ToolCall],
         timeouts: Sequence[float | None],
         cwd: str | None = None,
+        sandbox: Any = None,
     ) -> list[ToolOutput]:
         token = set_control(batch.control)
         try:
             batch.tasks = [
-                self.loop.create_task(self.call_tool(c, t, cwd=cwd))
+                self.loop.create_task(self.call_tool(c, t, cwd=cwd, sandbox=sandbox))
                 for c, t in zip(calls, timeouts)
             ]
         finally:
@@ -649,15 +663,16 @@ class LuaRuntime:
         *,
         batch: _Batch | None = None,
         cwd: str | None = None,
+        sandbox: Any = None,
     ) -> list[ToolOutput]:
         """Run the calls concurrently as coroutines; results in order
-        (``cwd``: see :meth:`call_tool`).  Blocking; call from any thread
-        but the Lua thread."""
+        (``cwd``, ``sandbox``: see :meth:`call_tool`).  Blocking; call from
+        any thread but the Lua thread."""
         if not calls:
             return []
         ts = list(timeouts) if timeouts is not None else [None] * len(calls)
         b = batch or _Batch()
-        return self.run(self._run_batch(b, calls, ts, cwd))
+        return self.run(self._run_batch(b, calls, ts, cwd, sandbox))
 
     def new_batch(self) -> _Batch:
         return _Batch()

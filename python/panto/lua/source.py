@@ -4,7 +4,7 @@ event hooks the agent calls (``LuaToolSource.hooks``)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -138,7 +138,16 @@ class LuaToolSource(ToolSource):
     ``default_timeout`` (seconds) applies to tools whose declaration has no
     ``timeout``; ``timeouts`` maps tool names to timeouts and wins over both.
     ``cwd`` is the working directory tools see (``ctx.cwd``; relative paths
-    resolve against it); None: the process's at each call.
+    resolve against it); None: the process's at each call.  ``sandbox``
+    (:class:`panto.policy.sandbox.Sandbox`) confines the processes the
+    tools start; None: the runtime's (:attr:`LuaRuntime.sandbox`).
+
+    ``escalate``: when set, a call whose result says the sandbox blocked
+    it (:func:`panto.policy.sandbox.was_blocked`) is offered to it as
+    ``escalate(call, output)``; when that returns True the call runs again
+    outside the sandbox and its result (with a note saying so) replaces the
+    first.  The REPL sets it in ``default`` mode to ask the user; it is
+    called on the tool's dispatch thread, one call at a time.
     """
 
     name = "panto-lua"
@@ -150,9 +159,12 @@ class LuaToolSource(ToolSource):
         default_timeout: float | None = None,
         timeouts: Mapping[str, float] | None = None,
         cwd: str | None = None,
+        sandbox: Any = None,
     ) -> None:
         self.runtime = runtime or get_runtime()
         self.cwd = cwd
+        self.sandbox = sandbox
+        self.escalate: Callable[[ToolCall, ToolOutput], bool] | None = None
         self.default_timeout = default_timeout
         self.timeouts = dict(timeouts or {})
         self.hooks = LuaHooks(self.runtime)
@@ -171,12 +183,34 @@ class LuaToolSource(ToolSource):
         return self.default_timeout
 
     def invoke_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
+        outs = self._invoke(calls, self.sandbox)
+        if self.escalate is not None and self.sandbox is not None and self.sandbox.enabled:
+            from ..policy.sandbox import was_blocked
+
+            for i, (c, o) in enumerate(zip(calls, outs)):
+                if o.is_error and was_blocked(o.content) and self.escalate(c, o):
+                    outs[i] = self.rerun_unsandboxed(c)
+        return outs
+
+    def rerun_unsandboxed(self, call: ToolCall) -> ToolOutput:
+        """Run ``call`` again outside the sandbox (the user approved it);
+        the result starts with a line saying so."""
+        sandbox = self.sandbox.unsandboxed() if self.sandbox is not None else None
+        out = self._invoke([call], sandbox)[0]
+        note = "[rerun outside the sandbox, approved by the user]\n"
+        return ToolOutput(note + out.content, out.is_error, out.images)
+
+    def _invoke(self, calls: Sequence[ToolCall], sandbox: Any) -> list[ToolOutput]:
         batch = self.runtime.new_batch()
         with self._lock:
             self._running.append(batch)
         try:
             return self.runtime.invoke_batch(
-                calls, [self._timeout(c.name) for c in calls], batch=batch, cwd=self.cwd
+                calls,
+                [self._timeout(c.name) for c in calls],
+                batch=batch,
+                cwd=self.cwd,
+                sandbox=sandbox,
             )
         finally:
             with self._lock:

@@ -55,6 +55,10 @@ local function run(input, ctx)
     if text:sub(-1) ~= "\n" then text = text .. "\n" end
     text = text .. status
   end
+  if r.sandbox_note then  -- the sandbox probably blocked it: say so (and how to allow it)
+    if text:sub(-1) ~= "\n" then text = text .. "\n" end
+    text = text .. r.sandbox_note
+  end
   if r.timed_out or r.signal or r.code ~= 0 then
     return nil, text  -- an is_error result that still shows the output
   end
