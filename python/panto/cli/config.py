@@ -35,7 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="KEY",
         help="only these dotted keys (a table name shows everything under it); "
-        "'system-prompt' prints the assembled system prompt and where each part came from",
+        "'system-prompt' prints the assembled system prompt and where each part came from; "
+        "'sandbox' also reports the sandbox backend, Landlock ABI and network",
     )
     p.add_argument("-C", "--cwd", metavar="DIR", help="as if run in DIR (finds its project config)")
     p.add_argument("--files", action="store_true", help="only list the layer files")
@@ -120,6 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     out = sys.stdout
     if args.keys == ["system-prompt"]:
         return _system_prompt(config, cwd, out)
+    if args.keys == ["sandbox"]:
+        out.write(render(config, args.keys))
+        out.write("\n".join(sandbox_lines(config, cwd)) + "\n")
+        return 0
     if not args.keys:
         out.write("\n".join(layer_lines(config, cwd)) + "\n")
     if args.files:
@@ -135,6 +140,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ignored:
         out.write(("\n" if text else "") + "\n".join(ignored) + "\n")
     return 0
+
+
+def sandbox_lines(config: object, cwd: str) -> list[str]:
+    """``panto config sandbox``: the backend this machine gives, the Landlock
+    ABI, user namespaces and the network (the probe a first command runs)."""
+    from panto.policy.sandbox import Sandbox
+
+    sb = Sandbox.from_config(config, cwd)
+    s = sb.settings
+    rep = sb.report()
+    if rep.backend == "bwrap":
+        backend = f"bwrap ({rep.bwrap})"
+    elif rep.backend == "landlock":
+        backend = f"landlock (ABI {rep.landlock_abi}) + user, mount and network namespaces"
+    else:
+        backend = f"none: {rep.problem}"
+    lines = [
+        f"# backend:         {backend}" + ("" if s.backend == "auto" else f" (forced: {s.backend})"),
+        f"# landlock:        {f'ABI {rep.landlock_abi}' if rep.landlock_abi else 'unavailable'}",
+        f"# user namespaces: {'available' if rep.userns else 'unavailable'}",
+    ]
+    if rep.backend != "bwrap" and rep.bwrap_problem:
+        lines.append(f"# bwrap:           {rep.bwrap_problem}")
+    if not sb.enabled:
+        lines.append("# mode off:        commands run unconfined, as panto does")
+    else:
+        lines.append(f"# network:         {'on' if s.network else 'off'} inside the sandbox")
+        lines.append(f"# in effect:       {sb.describe()}")
+    return lines
 
 
 def _system_prompt(config: object, cwd: str, out: TextIO) -> int:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -347,6 +348,13 @@ class Sandbox:
         network = self.settings.network
         if rep.backend == "bwrap":
             assert rep.bwrap is not None
+            argv = list(argv)
+            if argv and "/" not in argv[0]:
+                # a missing program is Popen's FileNotFoundError, as unsandboxed
+                # (callers fall back on it), not bwrap's "execvp" line
+                found = shutil.which(argv[0], path=full.get("PATH", os.defpath))
+                if found is None:
+                    raise FileNotFoundError(errno.ENOENT, "No such file or directory", argv[0])
             pre = [rep.bwrap, *rep.bwrap_flags]
             for r in roots:
                 pre += ["--bind", r, r]
