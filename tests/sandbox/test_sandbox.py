@@ -197,8 +197,8 @@ def test_loopback_connection_needs_network_on(
     ws: Path, backend: str, loopback: int, network: bool
 ) -> None:
     code = (
-        "import socket; s = socket.create_connection(('127.0.0.1', %d), 3); "
-        "print('got', s.recv(4).decode())" % loopback
+        f"import socket; s = socket.create_connection(('127.0.0.1', {loopback}), 3); "
+        "print('got', s.recv(4).decode())"
     )
     res = run_bash(ws, f'python3 -c "{code}"', backend, f"network = {str(network).lower()}\n")
     if network:

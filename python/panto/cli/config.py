@@ -157,7 +157,8 @@ def sandbox_lines(config: object, cwd: str) -> list[str]:
     else:
         backend = f"none: {rep.problem}"
     lines = [
-        f"# backend:         {backend}" + ("" if s.backend == "auto" else f" (forced: {s.backend})"),
+        f"# backend:         {backend}"
+        + ("" if s.backend == "auto" else f" (forced: {s.backend})"),
         f"# landlock:        {f'ABI {rep.landlock_abi}' if rep.landlock_abi else 'unavailable'}",
         f"# user namespaces: {'available' if rep.userns else 'unavailable'}",
     ]

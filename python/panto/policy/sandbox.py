@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import errno
 import os
 import re
@@ -268,10 +269,19 @@ class Sandbox:
     def enabled(self) -> bool:
         return self.settings.mode != "off"
 
-    def unsandboxed(self) -> Sandbox:
-        """The same session with the sandbox off (a rerun the user approved)."""
-        s = Sandbox(SandboxSettings(**{**self.settings.__dict__, "mode": "off"}), self.cwd)
+    def with_mode(self, mode: str) -> Sandbox:
+        """The same session's sandbox in another mode (``"off"``: a rerun the
+        user approved; a permission mode may tighten it to ``"read-only"``).
+        The session's TMPDIR is shared."""
+        if mode not in MODES:
+            raise ValueError(f"sandbox mode must be one of {', '.join(MODES)}, not {mode!r}")
+        s = Sandbox(dataclasses.replace(self.settings, mode=mode), self.cwd)
+        s._tmpdir = self._tmpdir
         return s
+
+    def unsandboxed(self) -> Sandbox:
+        """The same session with the sandbox off."""
+        return self.with_mode("off")
 
     @property
     def tmpdir(self) -> str:
@@ -292,13 +302,11 @@ class Sandbox:
             "PIP_CACHE_DIR": os.path.join(t, "pip"),
         }
 
-    def writable_roots(self, cwd: str) -> list[str]:
+    def writable_roots(self) -> list[str]:
         """The directories writes may go to (existing ones, resolved)."""
         roots = [self.tmpdir]
         if self.settings.mode == "workspace-write":
-            roots.append(self.cwd)
-            if cwd and os.path.realpath(cwd) != self.cwd:
-                roots.append(os.path.realpath(cwd))
+            roots.append(self.cwd)  # the session's, not a spawn's own cwd
             for r in self.settings.writable_roots:
                 p = os.path.expanduser(r)
                 roots.append(os.path.realpath(os.path.join(self.cwd, p)))
@@ -343,7 +351,7 @@ class Sandbox:
             with contextlib.suppress(OSError):
                 os.makedirs(full[k], mode=0o700, exist_ok=True)
         work = os.path.realpath(cwd or self.cwd)
-        roots = self.writable_roots(work)
+        roots = self.writable_roots()
         readonly = self.readonly_paths(roots)
         network = self.settings.network
         if rep.backend == "bwrap":
