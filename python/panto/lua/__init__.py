@@ -79,8 +79,8 @@ def create_source(
     ``panto.config`` in Lua is its read-only :meth:`~panto.config.Config.lua_view`
     (never an API key), ``[tools] timeout`` is the default per-call timeout
     and ``[tools.timeouts]`` per-tool ones (``default_timeout`` overrides the
-    former); ``[sandbox]`` confines the processes tools (and extensions'
-    ``activate``) start, with ``cwd`` as the workspace.
+    former); ``[sandbox]`` confines the processes tool calls start, with
+    ``cwd`` as the workspace.
     """
     from ..policy.sandbox import Sandbox
     from .loader import load_extensions
@@ -90,7 +90,6 @@ def create_source(
     rt = runtime or get_runtime()
     rt.set_config(config.lua_view())
     sandbox = Sandbox.from_config(config, cwd)
-    rt.sandbox = sandbox
     report = load_extensions(
         rt,
         cwd=cwd,

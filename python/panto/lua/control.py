@@ -129,8 +129,8 @@ evaluating: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 call_tasks: contextvars.ContextVar[set[asyncio.Task[Any]] | None] = contextvars.ContextVar(
     "panto_lua_call_tasks", default=None
 )
-#: the sandbox of the tool call running (None: the runtime's own,
-#: ``LuaRuntime.sandbox``): processes it spawns run in it
+#: the sandbox of the tool call running: processes it spawns run in it (None:
+#: unconfined, as outside tool calls: activation, commands, hooks)
 call_sandbox: contextvars.ContextVar[Any] = contextvars.ContextVar(
     "panto_lua_call_sandbox", default=None
 )

@@ -188,7 +188,7 @@ def make_host(runtime: Any) -> Any:
             output_limit=int(limit) if limit is not None else None,
             grace=float(o.get("kill_grace", procs.KILL_GRACE)),
             registry=rt.processes,
-            sandbox=call_sandbox.get() or rt.sandbox,
+            sandbox=call_sandbox.get(),  # a tool call's; extensions' own code runs unconfined
         )
         return rt.to_lua(result, drop_null=True)
 

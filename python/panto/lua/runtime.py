@@ -160,10 +160,6 @@ class LuaRuntime:
         #: ``panto.ext.system_prompt`` parts: (entry, text) or (entry, Lua function)
         self.prompts: list[tuple[str | None, Any]] = []
         self.processes: set[procs.Process] = set()
-        #: the sandbox processes run in when no tool call names one (extension
-        #: activation, commands, hooks); None: unconfined (``create_source``
-        #: sets it from the config)
-        self.sandbox: Any = None
         self._batches: set[_Batch] = set()
         self._http: Any = None
         self._closed = False
@@ -582,7 +578,7 @@ class LuaRuntime:
         """Run one tool call (on the loop).  Never raises except on cancel.
         ``ctx.cwd`` is ``cwd`` (the agent's working directory), else the
         process's: tools resolve relative paths against it.  Processes the
-        call spawns run in ``sandbox`` (else :attr:`sandbox`)."""
+        call spawns run in ``sandbox`` (None: unconfined)."""
         tool = self.tools.get(call.name)
         if tool is None:
             return ToolOutput(f"unknown tool: {call.name}", True)

@@ -140,7 +140,7 @@ class LuaToolSource(ToolSource):
     ``cwd`` is the working directory tools see (``ctx.cwd``; relative paths
     resolve against it); None: the process's at each call.  ``sandbox``
     (:class:`panto.policy.sandbox.Sandbox`) confines the processes the
-    tools start; None: the runtime's (:attr:`LuaRuntime.sandbox`).
+    tools start; None: they run unconfined.
 
     ``escalate``: when set, a call whose result says the sandbox blocked
     it (:func:`panto.policy.sandbox.was_blocked`) is offered to it as
