@@ -5,6 +5,10 @@ says such values are invalid), as is an empty one.  ``PANTO_HOME`` overrides
 the data directory outright.  Every function takes an optional environment
 mapping so callers (config layers, tests) can resolve paths for an
 environment other than the process's own.
+
+Files that hold a conversation or a secret are only the user's: created
+0600 (:func:`open_private`) in directories created 0700
+(:func:`private_dirs`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ __all__ = [
     "user_config_dir",
     "sessions_dir",
     "rocks_tree",
+    "private_dirs",
+    "open_private",
 ]
 
 #: The Lua inside ``lupa.lua54``: the ABI that rocks are built for.
@@ -82,3 +88,27 @@ def sessions_dir(env: Mapping[str, str] | None = None) -> Path:
 def rocks_tree(env: Mapping[str, str] | None = None) -> Path:
     """``$PANTO_HOME/rocks/lua-5.4.8``: the luarocks tree for this Lua version."""
     return panto_home(env) / "rocks" / f"lua-{LUA_VERSION}"
+
+
+def private_dirs(path: str | os.PathLike[str]) -> Path:
+    """``mkdir -p path``, every directory it creates mode 0700 (only the
+    user can list or enter it); existing ones are left as they are."""
+    p = Path(path)
+    missing: list[Path] = []
+    while not p.is_dir():
+        missing.append(p)
+        if p.parent == p:
+            break
+        p = p.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            pass
+    return Path(path)
+
+
+def open_private(path: str | os.PathLike[str], flags: int) -> int:
+    """``os.open`` creating the file mode 0600 (``flags`` gain ``O_CREAT``
+    and ``O_CLOEXEC``); an existing file keeps its mode."""
+    return os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, 0o600)

@@ -62,6 +62,17 @@ def cache_dir(kind: str, env: Mapping[str, str] | None = None) -> Path:
     return xdg_cache_home(env) / "panto" / kind
 
 
+def _write_private(path: Path, data: bytes) -> None:
+    """Write ``path`` (0600, its directories created 0700): cached config
+    files may hold API keys, cached extension prompts what users wrote."""
+    from .paths import open_private, private_dirs
+
+    private_dirs(path.parent)
+    fd = open_private(path, os.O_WRONLY | os.O_TRUNC)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
 def checksum(data: bytes) -> str:
     """A key for ``data``: two 32-bit checksums and the length.  Not
     hashlib (~2 ms to import with OpenSSL): keys guard against stale
@@ -88,8 +99,7 @@ def write(kind: str, key: str, value: Any) -> bool:
     d = cache_dir(kind)
     tmp = d / f".{key}.{os.getpid()}.tmp"
     try:
-        d.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(value, ensure_ascii=False))
+        _write_private(tmp, json.dumps(value, ensure_ascii=False).encode("utf-8"))
         os.replace(tmp, d / f"{key}.json")
         files = sorted(d.glob("*.json"), key=lambda p: p.stat().st_mtime_ns)
         for p in files[:-MAX_FILES]:
@@ -185,8 +195,7 @@ def install_dataclass_code_cache() -> bool:
             keep = {k: v for k, v in codes.items() if k in used}
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(marshal.dumps(keep))
+            _write_private(tmp, marshal.dumps(keep))
             os.replace(tmp, path)
         except (OSError, ValueError):
             tmp.unlink(missing_ok=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from support.repl import Env, Pty
+from support.trust import trust_project
 
 from panto.conversation import Text, Usage
 from panto.testing import RecordedRequest, Reply, ScriptedServer
@@ -59,6 +60,7 @@ def _project(env: Env, server: ScriptedServer) -> None:
         "[compaction]\n"
         "reserve_tokens = 100\n"
     )
+    trust_project(env.cwd, env.vars)  # its [providers.stub] applies once trusted
 
 
 def _session_entries(env: Env) -> list[dict]:

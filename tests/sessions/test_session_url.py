@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.sessions import panto
+from support.trust import trust_project
 
 from panto.errors import ConfigError, SessionError
 from panto.sessions import SessionURLError, open_backend
@@ -47,6 +48,8 @@ def test_the_cli_exits_2_and_writes_nothing(where: str, tmp_path: Path) -> None:
     else:
         (work / ".panto").mkdir()
         (work / ".panto" / "config.toml").write_text('[session]\nurl = "postgresql:/db/panto"\n')
+        # a project's session.url applies once trusted (panto() uses this config dir)
+        trust_project(work, {"XDG_CONFIG_HOME": str(data / "config")})
     try:
         r = panto("-p", "hello", cwd=work, data=data)
         s = panto("sessions", cwd=work, data=data, agent=False)

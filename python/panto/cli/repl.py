@@ -230,7 +230,10 @@ class Interactive:
             return
         path = _history_file()
         try:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+            from ..paths import open_private, private_dirs
+
+            private_dirs(os.path.dirname(path))
+            os.close(open_private(path, os.O_WRONLY))  # 0600 before readline writes it
             self.readline.write_history_file(path)
         except OSError:
             pass

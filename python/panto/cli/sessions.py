@@ -289,8 +289,16 @@ def _export_main(argv: list[str]) -> int:
         return _fail(exc)
     text = "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
+        from ..paths import open_private
+
+        try:  # 0600: a conversation
+            with os.fdopen(
+                open_private(args.output, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8"
+            ) as f:
+                f.write(text)
+        except OSError as exc:
+            print(f"panto sessions export: {args.output}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     else:
         sys.stdout.write(text)
     return 0

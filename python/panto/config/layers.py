@@ -108,7 +108,7 @@ class ProjectTrust:
         shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
         return (
             f"project {self.root} is not trusted: ignored {shown} from its .panto/ "
-            f"(they could redirect your API key or run code); to apply them: "
+            f"(they could send your key or conversations elsewhere, or run code); to apply them: "
             f"panto trust {self.root}"
         )
 

@@ -36,6 +36,7 @@ from typing import Any
 
 from ..conversation import Image
 from ..logs import get_logger
+from ..paths import private_dirs
 from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 from .names import normalize_schema, tool_name
 from .spec import ServerSpec
@@ -104,7 +105,7 @@ class _Server:
 
     def _save_cache(self, tools: list[dict[str, Any]]) -> None:
         try:
-            self.source.cache_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dirs(self.source.cache_dir)  # its parents too (~/.cache/panto)
             tmp = self.cache_file.with_suffix(".tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -355,7 +356,7 @@ class MCPToolSource(ToolSource):
         """The file a stdio server's stderr goes to (not the terminal)."""
         f = self._logs.get(name)
         if f is None:
-            self.log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dirs(self.log_dir)
             fd = os.open(
                 self.log_dir / f"{name}.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
             )

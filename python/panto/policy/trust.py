@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..paths import user_config_dir
+from ..paths import open_private, private_dirs, user_config_dir
 
 __all__ = [
     "TRUST_ALL_ENV",
@@ -143,10 +143,10 @@ def set_trust(
         at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         projects[str(key)] = {"trusted": trusted, "at": at}
     path = trust_file(env)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dirs(path.parent)
     text = json.dumps({"version": _VERSION, "projects": projects}, indent=2, sort_keys=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text + "\n")

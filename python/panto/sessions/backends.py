@@ -17,12 +17,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import ConfigError, SessionError
-from ..paths import panto_home
+from ..paths import open_private, panto_home, private_dirs
+from ..patterns import LazyPattern
 from .base import Durability, LoadedSession, SessionStore, TreeNode
 from .catalog import SessionInfo, find_most_recent_session, list_sessions, resolve_session_id
 from .context import build_context, entries_of, tree
 from .fastload import FORMAT_VERSION, check_header, dump_line
 from .jsonl import FSJSONLStore, cwd_slug, default_sessions_dir, read_session
+
+#: A session file's time, as ``FSJSONLStore`` writes it (``2026-12-03T23-45-01-123Z``).
+_FILE_TIME = LazyPattern(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z")
 
 __all__ = [
     "SessionBackend",
@@ -194,13 +198,16 @@ class JSONLBackend:
             raise SessionError(f"session {sid} exists already in {self.dir}")
         cwd = str(header.get("cwd") or os.getcwd())
         folder = self.dir / cwd_slug(cwd)
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dirs(folder)
         created = str(header.get("created") or "")
-        stamp = created.replace(":", "-").replace(".", "-")[:23] or "imported"
+        stamp = created.replace(":", "-").replace(".", "-")  # as FSJSONLStore names files
+        if not _FILE_TIME.fullmatch(stamp):
+            stamp = "imported"
         path = folder / f"{stamp}_{sid}.jsonl"
         head = {**header, "version": FORMAT_VERSION}
         data = dump_line(head) + b"".join(dump_line(e) for e in entries)
-        with open(path, "xb") as f:
+        fd = open_private(path, os.O_WRONLY | os.O_EXCL)  # 0600: a conversation
+        with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

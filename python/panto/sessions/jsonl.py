@@ -29,7 +29,7 @@ from typing import Any
 from ..conversation import Message
 from ..errors import SessionError
 from ..logs import get_logger
-from ..paths import sessions_dir
+from ..paths import private_dirs, sessions_dir
 from .base import (
     Builder,
     Durability,
@@ -172,7 +172,7 @@ class FSJSONLStore(TreeOps):
         created = time.time_ns()
         folder = root / cwd_slug(self._cwd)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dirs(folder)  # 0700: the folder names say which projects you work on
         except OSError as exc:
             raise SessionError(f"cannot create session directory {folder}: {exc}") from None
         self._init(folder / f"{_file_time(created)}_{sid}.jsonl", sid, durability)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SessionError
+from ..paths import open_private, private_dirs
 from .base import Durability
 from .jsonl import Lock
 from .sql import Dialect, SQLStore, Writer, resolve_sql_session
@@ -32,7 +33,7 @@ class _SQLiteWriter(Writer):
     def __init__(self, d: SQLiteDialect, sid: str, durability: Durability) -> None:
         locks = Path(str(d.path) + ".locks")
         try:
-            locks.mkdir(exist_ok=True)
+            locks.mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
             raise SessionError(f"cannot create {locks}: {exc.strerror}") from None
         self.lock = Lock(locks / f"{sid}.lock", f"session {sid} in {d.path}")
@@ -56,7 +57,10 @@ class SQLiteDialect(Dialect):
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path).expanduser().absolute()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dirs(self.path.parent)
+            # created 0600 before SQLite opens it: SQLite gives the -wal and
+            # -shm files the database's mode
+            os.close(open_private(self.path, os.O_RDWR))
             conn = self.connect()
         except OSError as exc:
             raise SessionError(f"{self.path}: cannot open the session database: {exc}") from None
