@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pytest
 
 from panto.lua import LuaRuntime, LuaToolSource
@@ -50,10 +53,33 @@ def test_fault_is_error(src: LuaToolSource, tool: str, needle: str) -> None:
     assert out[1].content == '{"echo":1,"empty":{},"list":[]}'
 
 
-def test_traceback_included(src: LuaToolSource) -> None:
-    out = src.invoke_batch([ToolCall("x", "err_string", {})])[0]
-    assert "stack traceback" in out.content
-    assert "(panto):2" in out.content
+def test_the_model_gets_one_line_the_log_gets_the_traceback(
+    src: LuaToolSource, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An unexpected Lua error reaches the model as one line, without the
+    traceback or the install path (std.write's location in panto's
+    package); the traceback is logged at debug level (``--debug``)."""
+    with caplog.at_level(logging.DEBUG, logger="panto.lua"):
+        out = src.invoke_batch([ToolCall("x", "err_string", {})])[0]
+    assert out.is_error and out.content == "tool err_string failed: plain failure"
+    logged = "\n".join(r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG)
+    assert "tool err_string failed: (panto):2: plain failure\nstack traceback:" in logged
+    assert "(panto):2: in upvalue 'handler'" in logged
+
+    out = src.invoke_batch([ToolCall("y", "err_battery_fs", {})])[0]
+    assert (
+        out.content == "tool err_battery_fs failed: No such file or directory: /definitely/not/here"
+    )
+
+
+def test_a_std_tool_error_names_no_install_path(src: LuaToolSource, tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x")
+    out = src.invoke_batch(
+        [ToolCall("x", "write", {"path": str(tmp_path / "f.txt" / "sub.txt"), "content": "y"})]
+    )[0]
+    assert out.is_error
+    assert out.content == f"tool write failed: File exists: {tmp_path / 'f.txt'}"
+    assert "\n" not in out.content and ".lua" not in out.content
 
 
 def test_unknown_tool(src: LuaToolSource) -> None:

@@ -345,13 +345,28 @@ local function finish_tool(r, ...)
   return tool_result(r, ...)
 end
 
--- Run a tool handler: returns content, is_error, images (never raises).
+-- A tool's unexpected error (not panto.fail): the model gets the message
+-- alone, without the "where.lua:12: " of an install path (that and the Lua
+-- traceback are for panto's log, see rt.run_tool).
+local function tool_msgh(e)
+  local mt = getmetatable(e)
+  if mt == FAIL or mt == INTERRUPT then return e.message end
+  local message = error_message(e):gsub("^%[string \".-\"%]:%d+: ", "", 1)
+    :gsub("^[^%s:]+:%d+: ", "", 1)
+  return { message = message, traceback = msgh(e) }
+end
+
+-- Run a tool handler: returns content, is_error, images, and for an
+-- unexpected error its full message with the traceback (never raises).
 function rt.run_tool(handler, input, ctx)
   arm()
   local ok, content, is_error, images = raw_xpcall(function()
     return finish_tool(handler(input, ctx))
-  end, msgh)
-  if not ok then return content, true end
+  end, tool_msgh)
+  if not ok then
+    if type(content) == "table" then return content.message, true, nil, content.traceback end
+    return content, true
+  end
   return content, is_error, images
 end
 

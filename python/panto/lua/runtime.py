@@ -459,13 +459,19 @@ class LuaRuntime:
         stop = ctl.check()
         return None if stop is None else str(stop).encode()
 
-    def _tool_output(self, res: Any) -> ToolOutput:
-        """``rt.run_tool``'s (content, is_error[, images]) as a ToolOutput."""
+    def _tool_output(self, res: Any, name: str = "?") -> ToolOutput:
+        """``rt.run_tool``'s (content, is_error[, images[, traceback]]) as a
+        ToolOutput.  An unexpected error (a traceback) reaches the model as
+        one line, ``tool NAME failed: MESSAGE``; the traceback, which names
+        panto's install path, goes to the log (``--debug``)."""
         if not isinstance(res, tuple):
             res = (res,)
         content = res[0] if res else None
         is_error = bool(res[1]) if len(res) > 1 else False
         images = self.from_lua(res[2]) if len(res) > 2 and res[2] is not None else []
+        if len(res) > 3 and res[3] is not None:
+            log.debug("tool %s failed: %s", name, text(res[3]))
+            return ToolOutput(f"tool {name} failed: {text(content)}", True)
         return ToolOutput(
             text(content),
             is_error,
@@ -592,7 +598,13 @@ class LuaRuntime:
         try:
             inp = self.to_lua(call.input, drop_null=True)
             ctx = self.to_lua({"id": call.id, "tool": call.name, "cwd": cwd or os.getcwd()})
-            coro = self.drive(self.rt.run_tool, tool.handler, inp, ctx, convert=self._tool_output)
+            coro = self.drive(
+                self.rt.run_tool,
+                tool.handler,
+                inp,
+                ctx,
+                convert=lambda res: self._tool_output(res, call.name),
+            )
             try:
                 if timeout is not None:
                     res = await asyncio.wait_for(coro, timeout)
