@@ -229,3 +229,52 @@ def test_a_repository_mcp_json_waits_for_trust(tmp_path: Path) -> None:
     c = Config.load(cwd=root)
     assert c.project is not None and c.project.trusted
     assert [s.name for s in mcp_servers(c, str(root), None, notes.append)] == ["x"]
+
+
+#: Key names that, wherever they appear, can redirect traffic or credentials
+#: or run code: each must be covered by TRUST_KEYS.
+RISKY_NAMES = {
+    "base_url",
+    "url",
+    "api_key",
+    "api_key_env",
+    "headers",
+    "bearer_token_env",
+    "command",
+    "env",
+    "rocks",
+    "paths",
+    "allow",
+    "writable_roots",
+}
+
+
+def _schema_keys(spec: object, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    from panto.config.schema import Map, Table
+
+    if isinstance(spec, Table):
+        return [k for name, sub in spec.fields.items() for k in _schema_keys(sub, (*prefix, name))]
+    if isinstance(spec, Map):
+        return _schema_keys(spec.value, (*prefix, "*"))
+    return [prefix]
+
+
+def test_every_risky_key_of_the_schema_needs_trust() -> None:
+    """A guard for keys added later: any key named like one that redirects
+    traffic or runs code must be in TRUST_KEYS (or under an entry of it)."""
+    from panto.config.schema import EXT_LISTS, SCHEMA, TRUST_KEYS
+
+    keys = _schema_keys(SCHEMA) + [("extensions", k) for k in EXT_LISTS]
+
+    def covered(parts: tuple[str, ...]) -> bool:
+        for t in TRUST_KEYS:
+            n = len(t.pattern)
+            if n <= len(parts) and all(
+                p in ("*", q) or q == "*" for p, q in zip(t.pattern, parts[:n])
+            ):
+                return t.safe is None or not t.safe(["x"])  # always-safe entries do not count
+        return False
+
+    risky = [k for k in keys if k[-1] in RISKY_NAMES]
+    assert ("providers", "*", "base_url") in risky and ("mcp", "servers", "*", "command") in risky
+    assert [k for k in risky if not covered(k)] == []
