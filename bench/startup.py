@@ -57,9 +57,11 @@ evaluate, plan, activate) + ``source.decls()``.  The baseline is the same with
 records any spawn: there must be none.
 
 Prints the medians, the difference in ms (target: < 30 ms) and the ratio.
-``python bench/startup.py [--runs N] [--installed]`` (default: the source
-tree's ``python/`` first on ``sys.path``; ``--installed``: the installed
-panto).
+``python bench/startup.py [--runs N] [--installed | --source]`` (default: the
+panto ``import panto`` gives this interpreter: the installed one after ``pip
+install .``, the source tree with an editable install or none;
+``--installed``: the installed panto; ``--source``: the source tree's
+``python/`` first on ``sys.path``, which needs its compiled core there).
 """
 
 from __future__ import annotations
@@ -376,7 +378,19 @@ def _ext(d: Path, name: str) -> None:
     (d / f"{tool}.lua").write_text(EXT.format(name=name, tool=tool))
 
 
-def build_layout(base: Path) -> tuple[Path, dict[str, str]]:
+def uses_installed() -> bool:
+    """Whether ``import panto`` here gives an installed panto (``pip install
+    .``: the source tree's ``python/`` has no compiled core then) rather
+    than the source tree (an editable install, or none)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("panto")
+    if spec is None or spec.origin is None:
+        return False
+    return not Path(spec.origin).resolve().is_relative_to((ROOT / "python").resolve())
+
+
+def build_layout(base: Path, installed: bool) -> tuple[Path, dict[str, str]]:
     """The home, user and project dirs; returns (project cwd, env)."""
     home = base / "home"
     cfg = home / ".config" / "panto"
@@ -429,7 +443,8 @@ def build_layout(base: Path) -> tuple[Path, dict[str, str]]:
         PATH=f"{shim}{os.pathsep}{os.environ.get('PATH', '')}",
     )
     # the user trusts their project (`panto trust`): its .panto/ applies in full
-    sys.path.insert(0, str(ROOT / "python"))
+    if not installed:
+        sys.path.insert(0, str(ROOT / "python"))
     from panto.policy.trust import set_trust
 
     set_trust(proj, True, env)
@@ -456,15 +471,27 @@ def run_once(proj: Path, env: dict[str, str], no_ext: bool, installed: bool) -> 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=9, help="runs of each (median; default 9)")
-    ap.add_argument("--installed", action="store_true", help="bench the installed panto")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument(
+        "--installed", action="store_true", default=None, help="bench the installed panto"
+    )
+    which.add_argument(
+        "--source",
+        dest="installed",
+        action="store_false",
+        help="bench the source tree's python/ (default: what `import panto` gives)",
+    )
     ap.add_argument("--skip-first-byte", action="store_true", help="only the extensions part")
     args = ap.parse_args(argv)
+    if args.installed is None:
+        args.installed = uses_installed()
+    print(f"benchmarking {'the installed panto' if args.installed else 'the source tree'}")
     if not args.skip_first_byte:
         first_byte_report(args.runs, args.installed)
         print()
     with tempfile.TemporaryDirectory(prefix="panto-startup-") as tmp:
         base = Path(tmp)
-        proj, env = build_layout(base)
+        proj, env = build_layout(base, args.installed)
         run_once(proj, env, False, args.installed)  # warm the OS caches / .pyc
         run_once(proj, env, True, args.installed)
         with_ext: list[float] = []

@@ -4,7 +4,7 @@
 ``http.server``).  Each request pops the next item of its script and answers
 it in the wire the request asked for (``/v1/messages`` -> Anthropic messages,
 ``.../chat/completions`` -> OpenAI chat), streaming exactly what the real APIs
-send (see ``shared/reference/FACTS.md``)::
+send (the captured streams in ``tests/fixtures/`` pin what that is)::
 
     from panto.conversation import Text, Thinking, ToolUse
     from panto.testing import HTTPError, Reply, ScriptedServer

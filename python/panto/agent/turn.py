@@ -500,10 +500,12 @@ class Turn:
         extra: list[Message] = []
         if calls:
             if self.rounds >= cfg.max_tool_rounds:
-                note = (
-                    f"stopped: the turn reached max_tool_rounds={cfg.max_tool_rounds}; "
-                    "the last tool calls were not run"
-                )
+                origin = cfg.origins.get("max_tool_rounds")
+                if origin is not None and origin.source == "--max-turns":  # panto --max-turns N
+                    limit = f"--max-turns {cfg.max_tool_rounds + 1} (model responses per prompt)"
+                else:
+                    limit = f"max_tool_rounds={cfg.max_tool_rounds}"
+                note = f"stopped: the turn reached {limit}; the last tool calls were not run"
                 msg = dataclasses.replace(msg, error=note)
                 extra.append(
                     Message("tool", tuple(ToolResultBlock(c.id, note, True) for c in calls))

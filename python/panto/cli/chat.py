@@ -283,6 +283,10 @@ def _config(args: Args | argparse.Namespace) -> Config:
             usage_error("--max-turns must be at least 1")
         overrides["max_tool_rounds"] = args.max_turns - 1
     config = load_config(**overrides)
+    if args.max_turns is not None:  # the turn's stop note names the flag, not the key
+        from ..config.layers import Origin
+
+        config.origins["max_tool_rounds"] = Origin("cli", MAX_TURNS_FLAG)
     try:
         if args.model:
             config = config.with_model(args.model)
@@ -332,6 +336,9 @@ def _session_spec(args: Args | argparse.Namespace, config: Config) -> Any:
         raise SystemExit(1)
     return ("resume", os.fspath(picked))
 
+
+#: the origin of ``max_tool_rounds`` set by ``--max-turns`` (see agent/turn.py)
+MAX_TURNS_FLAG = "--max-turns"
 
 #: what panto says when it would fall back to the mock provider unasked
 NO_KEY = (

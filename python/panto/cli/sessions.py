@@ -194,6 +194,13 @@ def _parser() -> argparse.ArgumentParser:
         prog="panto sessions",
         description="List saved sessions, newest first.  Resume one with "
         "`panto --resume ID` (any unique prefix of the id).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="commands:\n"
+        "  panto sessions tree ID [--json]        the session's tree, current leaf marked\n"
+        "  panto sessions export ID [--at ENTRY]  the session as JSONL on stdout\n"
+        "  panto sessions import FILE             a session exported from any backend\n"
+        "\n"
+        "Run `panto sessions COMMAND --help` for a command's options.",
     )
     p.add_argument(
         "-a", "--all", action="store_true", help="sessions of every directory, not only this one"
