@@ -128,3 +128,37 @@ def test_interactive_session():
 def test_interactive_eof_exits():
     r = panto("--model", "mock/anthropic", input="")
     assert r.returncode == 0
+
+
+def test_a_prompt_that_is_not_utf8_is_replaced_visibly(tmp_path):
+    """Latin-1 bytes in argv or on stdin (issue 23 item 7): no crash; each
+    bad byte becomes U+FFFD and stderr says so (the session stays valid)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PANTO_MODEL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+    }
+    env["XDG_DATA_HOME"] = str(tmp_path)
+    base = [sys.executable, "-m", "panto", "--model", "mock/anthropic"]
+    note = (
+        "panto: warning: the prompt is not valid UTF-8: 1 byte(s) replaced by \N{REPLACEMENT CHARACTER} "
+        "(U+FFFD); send UTF-8 (e.g. iconv -f latin1 -t utf-8)\n"
+    )
+    argv = subprocess.run(
+        [*base, "-p", b"caf\xe9 ok"], capture_output=True, timeout=60, env=env, cwd=tmp_path
+    )
+    piped = subprocess.run(
+        [*base, "-p", "-"], input=b"caf\xe9 latin\n", capture_output=True, timeout=60, env=env
+    )
+    repl = subprocess.run(
+        [*base, "--no-session"], input=b"caf\xe9 typed\n", capture_output=True, timeout=60, env=env
+    )
+    for r, said in ((argv, "caf\ufffd ok"), (piped, "caf\ufffd latin"), (repl, "caf\ufffd typed")):
+        assert r.returncode == 0, r.stderr.decode()
+        assert f"You said: {said}".encode() in r.stdout
+        assert r.stderr.decode() == note
+    # the session written from the argv prompt loads again
+    r = subprocess.run(
+        [*base, "-p", "again", "--continue"], capture_output=True, timeout=60, env=env, cwd=tmp_path
+    )
+    assert r.returncode == 0 and r.stdout.decode().strip() == "You said: again", r.stderr

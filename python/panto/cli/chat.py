@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PantoError
 from . import signals
-from .common import load_config, usage_error, warn
+from .common import load_config, usage_error, valid_text, warn
 from .oneshot import FORMATS, one_shot
 
 if TYPE_CHECKING:
@@ -397,7 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = _config(args)
     prompt: str | None = None
     if args.prompt is not None:
-        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        prompt = valid_text(sys.stdin.read() if args.prompt == "-" else args.prompt)
         if not prompt.strip():
             usage_error("-p -: the prompt read from stdin is empty")
     elif _ask_trust(config):
@@ -491,7 +491,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             interactive.new_store = new_db_store
             interactive.reopen_store = reopen_db_store
-        return interactive.loop(" ".join(args.first_prompt) or None)
+        return interactive.loop(valid_text(" ".join(args.first_prompt)) or None)
     finally:
         agent.close()
         if session.mcp is not None:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PantoError, SessionError
 from ..images import FILE_BLOCK_START, image_marker, prompt_attachments, typed_text
-from .common import warn
+from .common import valid_text, warn
 from .render import (
     BOLD,
     DIM,
@@ -254,7 +254,7 @@ class Interactive:
         line = self._input(prompt_string(self.color))
         while line.endswith("\\") and not line.endswith("\\\\"):
             line = line[:-1] + "\n" + input(prompt_string(self.color, "…"))
-        return line
+        return valid_text(line)
 
     # -- output helpers
 
