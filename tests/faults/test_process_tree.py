@@ -7,7 +7,8 @@ timeout, by cancel (``stream.close()`` through the library) and by Ctrl-C
 each, no process of the command survives: every one carries a unique token
 in its environment (and the shell in its argv), found through ``/proc``.
 Whatever survives is killed at the end of the test (by pid), so the machine
-is left clean.
+is left clean.  Every test runs inside the OS sandbox (issue 22), once per
+backend: bubblewrap and Landlock + namespaces.
 """
 
 from __future__ import annotations
@@ -126,6 +127,19 @@ def kill_all(token: str) -> None:
             os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+
+@pytest.fixture(autouse=True, params=["bwrap", "landlock"])
+def sandbox_backend(request: pytest.FixtureRequest, home: Path) -> str:
+    """The user's config forces the sandbox backend the commands run in."""
+    from panto.policy.sandbox import probe
+
+    rep = probe(request.param)
+    if rep.backend != request.param:
+        pytest.skip(f"the {request.param} sandbox backend is unavailable here: {rep.problem}")
+    cfg = home / "xdg_config_home" / "panto" / "config.toml"
+    cfg.write_text(cfg.read_text() + f'\n[sandbox]\nbackend = "{request.param}"\n')
+    return str(request.param)
 
 
 @pytest.fixture
