@@ -54,7 +54,7 @@ echo "build-wheel: built $(basename "$whl")"
 # Check the policy: only glibc <= 2.17 symbols, only allowed libraries.
 show=$("$TOOLS/bin/auditwheel" show "$whl")
 echo "$show"
-if ! tr -s '\n ' '  ' <<<"$show" | grep -q "consistent with the following platform tag: \"${PLAT}\""; then
+if ! grep -q "consistent with the following platform tag: \"${PLAT}\"" <<<"$(tr -s '\n ' '  ' <<<"$show")"; then
     echo "build-wheel: auditwheel does not accept $(basename "$whl") as ${PLAT}" >&2
     exit 1
 fi

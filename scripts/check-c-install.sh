@@ -52,7 +52,9 @@ expect() { # binary: decode the fixture, check the output
 "$CC" -std=c11 -Wall -Wextra -Werror examples/c/decode.c \
     $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs panto) -Wl,-rpath,"$libdir" -o "$tmp/decode"
 expect "$tmp/decode"
-ldd "$tmp/decode" | grep -q "libpanto\.so.* => $prefix/" || { echo "check-c-install: not linked to the installed libpanto.so"; exit 1; }
+# (ldd's output is read whole first: `ldd | grep -q` under pipefail fails
+# when grep exits at its match before ldd has written everything, SIGPIPE)
+grep -q "libpanto\.so.* => $prefix/" <<<"$(ldd "$tmp/decode")" || { echo "check-c-install: not linked to the installed libpanto.so"; exit 1; }
 echo "pkg-config + libpanto.so: ok"
 
 # 2. pkg-config, static library
@@ -60,7 +62,7 @@ echo "pkg-config + libpanto.so: ok"
 "$CC" -std=c11 -Wall -Wextra -Werror examples/c/decode.c \
     $(PKG_CONFIG_PATH=$pcdir pkg-config --cflags panto) "$libdir/libpanto.a" -o "$tmp/decode_static"
 expect "$tmp/decode_static"
-if ldd "$tmp/decode_static" | grep -q libpanto; then
+if grep -q libpanto <<<"$(ldd "$tmp/decode_static")"; then
     echo "check-c-install: the static build needs libpanto.so"
     exit 1
 fi
@@ -80,7 +82,7 @@ if command -v go >/dev/null 2>&1 && [ "${PANTO_SKIP_GO:-0}" != 1 ]; then
         PKG_CONFIG_PATH=$pcdir CGO_LDFLAGS="-Wl,-rpath,$libdir" \
             go test -tags 'libpanto pantotest' \
             -o "$tmp/go.test" -c . >/dev/null &&
-        ldd "$tmp/go.test" | grep -q "libpanto\.so.* => $prefix/" &&
+        grep -q "libpanto\.so.* => $prefix/" <<<"$(ldd "$tmp/go.test")" &&
         "$tmp/go.test" -test.count=1 -test.run 'TestABIVersion|TestLayoutAndNames|TestLinksBesideOtherCgoCode|TestConformance' >/dev/null) || {
         echo "check-c-install: go test -tags libpanto against the installed library failed"
         exit 1
