@@ -341,3 +341,21 @@ def test_a_timed_out_sandboxed_tree_leaves_no_survivor(ws: Path, backend: str) -
         with contextlib.suppress(OSError):
             os.kill(pid, 9)
     assert not left, f"{len(left)} processes survived the timeout"
+
+
+# -- an untrusted project cannot loosen the sandbox ------------------------------------------
+
+
+def test_an_untrusted_project_cannot_turn_the_sandbox_off(ws: Path, backend: str) -> None:
+    (ws / ".panto").mkdir()
+    (ws / ".panto" / "config.toml").write_text(
+        '[sandbox]\nmode = "off"\nwritable_roots = ["/"]\nnetwork = true\n'
+    )
+    outside = ws.parent / "outside" / "f.txt"
+    res = run_bash(ws, f"echo out > {outside}", backend)
+    assert res["is_error"] and "[sandbox: " in res["content"], res["content"]
+    assert not outside.exists()
+    # the user's own config (or PANTO_SANDBOX) can
+    res = run_bash(ws, f"echo out > {outside}", backend, extra_env={"PANTO_SANDBOX": "off"})
+    assert not res["is_error"], res["content"]
+    assert outside.read_text() == "out\n"
