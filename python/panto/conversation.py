@@ -119,13 +119,49 @@ class ToolUse:
 
     @classmethod
     def from_json(cls, id: str, name: str, arguments: str) -> ToolUse:
+        """Parsed arguments; arguments that are not a JSON object, or are
+        nested deeper than ``MAX_INPUT_DEPTH``, are kept as ``raw_input``
+        (``input_problem`` says which)."""
         try:
             value = json.loads(arguments) if arguments.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             return cls(id, name, {}, arguments)
-        if not isinstance(value, dict):
+        if not isinstance(value, dict) or _deeper_than(value, MAX_INPUT_DEPTH):
             return cls(id, name, {}, arguments)
         return cls(id, name, value)
+
+    def input_problem(self) -> str | None:
+        """Why ``raw_input`` could not be the call's input (None: no raw_input)."""
+        if self.raw_input is None:
+            return None
+        try:
+            value = json.loads(self.raw_input)
+        except RecursionError:
+            return f"nested more than {MAX_INPUT_DEPTH} levels deep"
+        except ValueError:
+            return "not a JSON object"
+        if isinstance(value, dict) and _deeper_than(value, MAX_INPUT_DEPTH):
+            return f"nested more than {MAX_INPUT_DEPTH} levels deep"
+        return "not a JSON object"
+
+
+#: Tool arguments nested deeper than this are refused (an error result):
+#: every later walk of them (conversion to Lua, session files, requests)
+#: would otherwise risk Python's recursion limit.
+MAX_INPUT_DEPTH = 100
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether JSON ``value`` nests objects/arrays more than ``limit`` deep
+    (iteratively: no recursion on hostile input)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = v.values() if isinstance(v, dict) else v
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,3 +188,35 @@ def test_tool_timeout(server, wire, make_agent):
     results = agent.conversation[2].content
     assert results[0] == ToolResultBlock("c0", "timed out", True)
     assert results[1] == ToolResultBlock("c1", "q", False)
+
+
+@pytest.mark.parametrize("depth", [150, 5000])
+def test_arguments_nested_thousands_deep_are_an_error_result(server, wire, make_agent, depth):
+    """Issue 23 item 7: no RecursionError (json.loads fails past ~1000 levels;
+    later walks of the input past ~100): one clear error result, the turn
+    goes on, the session saves and the history is valid."""
+    calls: list[dict] = []
+
+    def echo(inp):
+        calls.append(inp)
+        return "ran"
+
+    raw = '{"a":' * depth + "1" + "}" * depth
+    server.push(
+        Reply([ToolUse("c0", "echo", {}, raw_input=raw), ToolUse("c1", "echo", {"x": 1})]),
+        Reply([Text("ok")]),
+    )
+    agent = make_agent()
+    agent.register_tool(FunctionTool("echo", "echoes", echo))
+    agent.submit_user_message("go")
+    events = run_turn(agent)
+    assert type(events[-1]) is MessageComplete and events[-1].final
+    results = {b.tool_use_id: b for b in agent.conversation[2].content}
+    assert results["c0"].is_error
+    assert results["c0"].content.startswith(
+        'the arguments for \'echo\' are nested more than 100 levels deep: \'{"a":{"a":'
+    )
+    assert (results["c1"].is_error, results["c1"].content) == (False, "ran")
+    assert calls == [{"x": 1}]
+    # the next request carried the history (the raw arguments as sent)
+    assert len(server.requests) == 2

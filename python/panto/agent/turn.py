@@ -213,7 +213,7 @@ class ToolRound:
                 continue
             if call.raw_input is not None:
                 self.results[i] = ToolOutput(
-                    f"the arguments for {call.name!r} are not a JSON object: "
+                    f"the arguments for {call.name!r} are {call.input_problem()}: "
                     f"{call.raw_input[:2000]!r}",
                     True,
                 )
