@@ -66,6 +66,38 @@ def test_new_keys_are_validated(project: Path, text: str, message: str) -> None:
         Config.load(env={}, cwd=project)
 
 
+SECONDS = "expected a number > 0 (seconds, at most 86400: a day)"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[tools]\ntimeout = inf", f"tools.timeout: {SECONDS}, got the float inf"),
+        ("[tools]\ntimeout = 1e10", f"tools.timeout: {SECONDS}, got the float 10000000000.0"),
+        ("[tools]\ntimeout = nan", f"tools.timeout: {SECONDS}, got the float nan"),
+        ("[tools.timeouts]\nbash = inf", f"tools.timeouts.bash: {SECONDS}"),
+        ("[timeouts]\nread = 1e10", f"timeouts.read: {SECONDS}"),
+        ("[timeouts]\nidle = inf", f"timeouts.idle: {SECONDS}"),
+        (
+            "[retries]\nmax_delay = inf",
+            "retries.max_delay: expected a number >= 0 (seconds, at most",
+        ),
+        ('[mcp.servers.x]\ncommand = ["x"]\ntool_timeout = 1e10', f"tool_timeout: {SECONDS}"),
+    ],
+)
+def test_huge_or_infinite_timeouts_are_refused(project: Path, text: str, message: str) -> None:
+    """Issue 23 item 7: inf or 1e10 passed validation and crashed later
+    (OverflowError in a timer) or stopped the tool watchdog."""
+    write(project / ".panto" / "config.toml", text + "\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Config.load(env={}, cwd=project)
+
+
+def test_a_day_is_still_a_valid_timeout(project: Path) -> None:
+    write(project / ".panto" / "config.toml", "[tools]\ntimeout = 86400\n")
+    assert Config.load(env={}, cwd=project).tool_timeout == 86400.0
+
+
 def test_new_keys_load_with_origins(project: Path) -> None:
     write(
         project / ".panto" / "config.toml",

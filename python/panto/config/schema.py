@@ -377,6 +377,25 @@ _POS_INT = Num(True, 1)
 _NONNEG_INT = Num(True, 0)
 _POS_FLOAT = Num(False, 0, strict=True)
 _NONNEG_FLOAT = Num(False, 0)
+#: Timeouts and delays: at most a day.  inf, 1e10 (a timer past what the
+#: event loop and the OS accept: OverflowError, or a watchdog that never
+#: fires) and nan are refused here, with the range in the message.
+MAX_SECONDS = 86400.0
+
+
+class Seconds(Num):
+    """A timeout or delay: > 0 (or >= 0), at most ``MAX_SECONDS``."""
+
+    def __init__(self, zero_ok: bool = False) -> None:
+        super().__init__(False, 0, strict=not zero_ok)
+        self.expected = f"a number {'>=' if zero_ok else '>'} 0 (seconds, at most 86400: a day)"
+
+    def _ok(self, v: Any) -> bool:
+        return super()._ok(v) and v <= MAX_SECONDS
+
+
+_SECONDS = Seconds()
+_NONNEG_SECONDS = Seconds(zero_ok=True)
 
 #: ``[models."provider/model"]``: what panto knows about one model.
 MODEL_FIELDS: dict[str, Spec] = {
@@ -401,15 +420,15 @@ SCHEMA = Table(
         "reasoning_effort": Enum("minimal", "low", "medium", "high"),
         "timeouts": Table(
             {
-                "connect": _POS_FLOAT,
-                "read": _POS_FLOAT,
-                "first_byte": _POS_FLOAT,
-                "idle": _POS_FLOAT,
-                "retry_wait_max": _NONNEG_FLOAT,
+                "connect": _SECONDS,
+                "read": _SECONDS,
+                "first_byte": _SECONDS,
+                "idle": _SECONDS,
+                "retry_wait_max": _NONNEG_SECONDS,
             }
         ),
         "retries": Table(
-            {"max": _NONNEG_INT, "base_delay": _NONNEG_FLOAT, "max_delay": _NONNEG_FLOAT}
+            {"max": _NONNEG_INT, "base_delay": _NONNEG_SECONDS, "max_delay": _NONNEG_SECONDS}
         ),
         "providers": Map(_PROVIDER, _PROVIDER_NAME, "a provider name (letters, digits, _ and -)"),
         "models": Map(
@@ -419,8 +438,8 @@ SCHEMA = Table(
         ),
         "tools": Table(
             {
-                "timeout": _POS_FLOAT,
-                "timeouts": Map(_POS_FLOAT, LazyPattern(r"[A-Za-z0-9_-]{1,64}"), "a tool name"),
+                "timeout": _SECONDS,
+                "timeouts": Map(_SECONDS, LazyPattern(r"[A-Za-z0-9_-]{1,64}"), "a tool name"),
             }
         ),
         "extensions": Extensions(),
@@ -454,8 +473,8 @@ SCHEMA = Table(
                                 "the name of an environment variable", nonempty=True
                             ),
                             "enabled": Bool(),
-                            "startup_timeout": _POS_FLOAT,
-                            "tool_timeout": _POS_FLOAT,
+                            "startup_timeout": _SECONDS,
+                            "tool_timeout": _SECONDS,
                             "enabled_tools": StrList("an array of tool names"),
                             "disabled_tools": StrList("an array of tool names"),
                             "max_output": _POS_INT,
@@ -470,7 +489,7 @@ SCHEMA = Table(
             {
                 "host": Str(nonempty=True),
                 "port": Num(True, 0, maximum=65535),
-                "drain_timeout": _NONNEG_FLOAT,
+                "drain_timeout": _NONNEG_SECONDS,
                 "upstream_connections": _POS_INT,
                 "keys": Map(
                     Table(

@@ -564,7 +564,7 @@ class LuaRuntime:
                 f"it, or replace the whole entry (an entry named {prev.entry or '?'} in a "
                 "higher layer shadows it), or deny that entry"
             )
-        t = float(timeout) if timeout is not None else None
+        t = _tool_timeout(name, timeout)
         self.tools[name] = LuaTool(ToolDecl(name, description, schema, t), handler, entry)
 
     # ------------------------------------------------------------------
@@ -898,6 +898,23 @@ class LuaRuntime:
             return "?"
         origin = self.entry_origins.get(entry)
         return f"{entry} ({origin})" if origin else entry
+
+
+def _tool_timeout(name: str, timeout: Any) -> float | None:
+    """A declared tool timeout: seconds, > 0 and at most a day (inf or 1e10
+    would overflow the loop's timers or never fire); ToolError otherwise."""
+    if timeout is None:
+        return None
+    try:
+        t = float(timeout)
+    except (TypeError, ValueError):
+        t = float("nan")
+    if not 0 < t <= 86400:
+        raise ToolError(
+            f"tool {name}: timeout must be a number of seconds, > 0 and at most 86400 "
+            f"(a day); got {text(timeout) if isinstance(timeout, bytes) else timeout!r}"
+        )
+    return t
 
 
 async def _under(ctl: Control, coro: Coroutine[Any, Any, T]) -> T:

@@ -8,9 +8,15 @@ local function run(input, ctx)
   if type(command) ~= "string" or command:match("^%s*$") then
     panto.fail("bash: 'command' is required")
   end
-  local timeout = tonumber(input.timeout) or DEFAULT_TIMEOUT
-  if timeout <= 0 then timeout = DEFAULT_TIMEOUT end
-  if timeout > MAX_TIMEOUT then timeout = MAX_TIMEOUT end
+  local timeout = DEFAULT_TIMEOUT
+  if input.timeout ~= nil then
+    timeout = tonumber(input.timeout)
+    -- (t == t: not NaN; JSON from the model can say NaN, Infinity or 1e999)
+    if not (timeout and timeout == timeout and timeout > 0 and timeout <= MAX_TIMEOUT) then
+      panto.fail(("bash: 'timeout' must be a number of seconds, > 0 and at most %d (got %s)")
+        :format(MAX_TIMEOUT, tostring(input.timeout)))
+    end
+  end
   local opts = {
     cmd = "bash", args = { "-c", command },
     cwd = ctx and ctx.cwd or nil,
