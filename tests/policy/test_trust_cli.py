@@ -184,3 +184,17 @@ def test_panto_config_names_the_ignored_keys_and_why(
     one = panto(repo, child_env, "config", "extensions.rocks")
     assert one.returncode == 0
     assert "extensions.rocks" in one.stdout and "luarocks" in one.stdout
+
+
+def test_panto_extensions_says_why_the_projects_are_missing(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    repo = evil_repo(tmp_path / "evil", 9)
+    r = panto(repo, child_env, "extensions")
+    assert r.returncode == 0, r.stderr
+    assert "repo.helper" not in r.stdout and "std.read" in r.stdout
+    assert ".panto/extensions/" in r.stderr and f"panto trust {repo}" in r.stderr
+    assert not (Path(child_env["HOME"]) / "pwned").exists()
+    panto(repo, child_env, "trust")
+    r = panto(repo, child_env, "extensions")
+    assert "repo.helper" in r.stdout and "trust" not in r.stderr

@@ -71,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"panto extensions: {e}", file=sys.stderr)
             return 2
         sys.stdout.write(report.format())
+        notice = config.project.notice() if config.project is not None else None
+        if notice:  # the project's own extensions were not even looked at
+            print(f"panto extensions: {notice}", file=sys.stderr)
     finally:
         rt.close()
     return 1 if report.errors else 0
