@@ -94,3 +94,27 @@ def test_everything_panto_writes_under_home_is_private(tmp_path: Path) -> None:
     assert _loose(home) == []
     [imported] = [w for w in written if w.startswith("imported/") and w.endswith(".jsonl")]
     assert Path(imported).name.split("_")[0].endswith("Z")  # named as new sessions are
+
+
+def test_a_history_file_left_readable_is_made_private(tmp_path: Path) -> None:
+    pytest.importorskip("pexpect", reason="the REPL part needs pexpect (the test extra)")
+    pytest.importorskip("pyte", reason="the REPL part needs pyte (the test extra)")
+    home = tmp_path / "fresh-home"
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    history = home / ".local" / "state" / "panto" / "history"
+    history.parent.mkdir(parents=True)
+    history.write_text("an old prompt\n")
+    history.chmod(0o644)
+    t = Pty(Env(home, work, _env(home)), "--model", "mock/anthropic")
+    try:
+        t.prompt()
+        t.line("hi")
+        t.expect("You said: hi")
+        t.prompt()
+        t.send("\x04")
+        assert t.wait_exit(timeout=20) == 0
+    finally:
+        t.close()
+    assert stat.S_IMODE(history.stat().st_mode) == 0o600
+    assert "an old prompt" in history.read_text() and "hi" in history.read_text()

@@ -233,7 +233,11 @@ class Interactive:
             from ..paths import open_private, private_dirs
 
             private_dirs(os.path.dirname(path))
-            os.close(open_private(path, os.O_WRONLY))  # 0600 before readline writes it
+            fd = open_private(path, os.O_WRONLY)  # 0600 before readline writes it
+            try:
+                os.fchmod(fd, 0o600)  # also one an older panto left 0644
+            finally:
+                os.close(fd)
             self.readline.write_history_file(path)
         except OSError:
             pass
