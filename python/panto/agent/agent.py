@@ -11,7 +11,13 @@ and runs turns as pull streams.
             ...
 
 One turn runs at a time.  Starting a new turn while an earlier stream is
-still open cancels the earlier one.
+still open cancels the earlier one.  A user message submitted while a turn
+runs is queued and steered into it: it enters the conversation after the
+current tool round's results (or, when the model asks for no more tools,
+at the start of the next turn), so every tool call keeps exactly one result
+right after its call.  ``panto.agent.Session`` adds follow-up prompts (one
+turn each, after the running one) and is the one writer a server or a
+second thread should go through.
 
 Hooks (``Agent.add_hooks``) observe and steer the loop at six points --
 ``session_start``, ``user_message``, ``before_tool_call``,
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -97,6 +104,8 @@ class Agent:
         self._entry_ids: dict[int, tuple[Message, str]] = {}
         self._window: tuple[Any, int | None] = (None, None)
         self._last_compaction_id: str | None = None
+        #: user messages submitted while a turn ran (see the module docstring)
+        self._queued: deque[Message] = deque()
         self._adopt_entry_ids(self.conversation, entry_ids)
         # the system prompt of a new conversation: ``system_prompt`` (the one
         # panto.app assembles from parts), else the configured text as is
@@ -118,12 +127,38 @@ class Agent:
             text = self._hooks.user_message(text)
         head = (Text(text),) if text or not (images or files) else ()
         msg = Message("user", (*head, *files, *images))
+        with self._lock:
+            if self.running:  # the turn commits it (``TurnContext.steering``)
+                self._queued.append(msg)
+                return msg
         # Answer calls left open by a crashed or cancelled turn first, so the
         # file keeps the same order as memory (a resume rebuilds it exactly).
         self._repair()
         self.conversation.append(msg)
         self._persist([msg])
         return msg
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is under way: its stream has started (the first
+        ``next()``) and has not finished, failed, been cancelled or closed."""
+        s = self._active
+        return s is not None and not s.closed and s.turn is not None and not s.turn.ended
+
+    @property
+    def queued(self) -> int:
+        """How many submitted user messages wait for a turn to take them."""
+        return len(self._queued)
+
+    def clear_queue(self) -> list[Message]:
+        """Drop the queued user messages (returned)."""
+        return self._take_queued()
+
+    def _take_queued(self) -> list[Message]:
+        with self._lock:
+            out = list(self._queued)
+            self._queued.clear()
+        return out
 
     def add_system_message(
         self, text: str, mode: Literal["append", "replace"] = "append"
@@ -162,6 +197,7 @@ class Agent:
         prompt is written to it; without, the old session is not told, so a
         resume of it still shows what was cleared."""
         self._cancel_active()
+        self.clear_queue()  # prompts of the conversation being dropped
         system = [m for m in self.conversation if m.role == "system"]
         self.conversation.clear()
         self.conversation.extend(system)
@@ -508,6 +544,10 @@ class Agent:
         from ..providers import make_provider
 
         self._repair()
+        queued = self._take_queued()  # submitted after the last turn's last round
+        if queued:
+            self.conversation.extend(queued)
+            self._persist(queued)
         return TurnContext(
             config=self.config,
             conversation=self.conversation,
@@ -519,6 +559,7 @@ class Agent:
             async_http_client=self._async_http_client,
             compact=self._auto_compact,
             context_window=self._context_window(),
+            steering=self._take_queued,
         )
 
     def run(self) -> Stream:

@@ -28,7 +28,9 @@ Phases (``turn.phase``)::
   (the partial message is kept in the conversation with ``error`` set).
 - ``start_tools()``, ``tool_results(gid, outputs)`` and ``expire(now)`` run
   the tool round: the calls grouped by owner (``ToolRound``); the driver
-  runs each group (``agent/dispatch.py``) and reports back.
+  runs each group (``agent/dispatch.py``) and reports back.  When the round
+  ends, its results are committed, then the prompts submitted meanwhile
+  (``ctx.steering``): the next request carries both.
 - ``cancel()`` and ``fail(reason)`` keep what was produced and leave the
   conversation valid (every tool call answered).
 - ``end()`` gives the ``turn_end`` hook payload, once.
@@ -118,6 +120,10 @@ class TurnContext:
     compact: Callable[[Callable[[Any], None]], Any] | None = None
     #: the model's context window in tokens (None: unknown, no auto-compaction)
     context_window: int | None = None
+    #: () -> the user messages submitted while the turn ran (steering), taken
+    #: when a tool round ends: they are committed after its results, so the
+    #: next request carries them and every call keeps exactly one result
+    steering: Callable[[], Sequence[Message]] | None = None
 
 
 # -- the partial assistant message of a round ---------------------------------------
@@ -578,7 +584,8 @@ class Turn:
         if r is not None and not r.pending:
             self.tools = None
             self.rounds += 1
-            self._commit(r.message())
+            steered = self.ctx.steering() if self.ctx.steering is not None else ()
+            self._commit(r.message(), *steered)
             self.phase = Phase.REQUESTING
 
     # -- ending ------------------------------------------------------------------------

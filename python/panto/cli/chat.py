@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     import argparse
 
     from ..config import Config
-    from ..sessions import SessionStore
 
 __all__ = ["main", "build_parser", "parse_args"]
 
@@ -447,9 +446,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"panto: {e}", file=sys.stderr)
                 return 2
             return one_shot(agent, prompt, args.output_format or "text")
-        from ..sessions import FSJSONLStore
+        from ..agent import Session
+        from ..sessions import FSJSONLStore, open_backend
         from .repl import Interactive, prompt_of
 
+        saved = isinstance(session.store, FSJSONLStore) or hasattr(session.store, "tree")
         interactive = Interactive(
             agent,
             session.extensions,
@@ -457,40 +458,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             system_prompt=session.system_prompt,
             skills=session.skills,
             mcp=session.mcp,
+            # /clear starts a fresh session in the configured store; a failed
+            # turn's prompt is taken out by reloading the session
+            session=Session(agent, backend=open_backend(config) if saved else None),
         )
-        if isinstance(session.store, FSJSONLStore):
-            durability = config.session_durability
-            sdir = config.session_dir
-
-            def new_store() -> SessionStore:
-                return FSJSONLStore(sdir, os.getcwd(), durability=durability)  # type: ignore[arg-type]
-
-            def reopen_store() -> tuple[SessionStore, Any]:
-                old = agent.store
-                assert isinstance(old, FSJSONLStore)
-                old.close()
-                fresh = FSJSONLStore.open(old.path, durability=old.durability)
-                return fresh, fresh.load_conversation()
-
-            interactive.new_store = new_store
-            interactive.reopen_store = reopen_store
-        elif hasattr(session.store, "tree"):  # a session in a database
-            from ..sessions import open_backend
-
-            backend = open_backend(config)
-
-            def new_db_store() -> SessionStore:
-                return backend.create(os.getcwd())
-
-            def reopen_db_store() -> tuple[SessionStore, Any]:
-                old = agent.store
-                assert old is not None
-                old.close()
-                fresh = backend.open(old.session_id)
-                return fresh, fresh.load_conversation()
-
-            interactive.new_store = new_db_store
-            interactive.reopen_store = reopen_db_store
         return interactive.loop(valid_text(" ".join(args.first_prompt)) or None)
     finally:
         agent.close()

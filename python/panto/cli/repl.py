@@ -25,7 +25,6 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PantoError, SessionError
@@ -47,9 +46,8 @@ from .render import (
 from .signals import Terminated
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..agent import Agent, Session
     from ..app import Extensions
-    from ..sessions import SessionStore
     from ..skills import Skills
     from ..system_prompt import SystemPrompt
 
@@ -139,11 +137,16 @@ class Interactive:
         system_prompt: SystemPrompt | None = None,
         skills: Skills | None = None,
         mcp: Any = None,
+        session: Session | None = None,
     ) -> None:
+        from ..agent import Session
         from ..app import Extensions
         from ..skills import Skills
 
         self.agent = agent
+        #: the one writer: the store switches (/clear, /fork, a failed
+        #: turn's reload) and the session list go through it
+        self.session = session if session is not None else Session(agent)
         #: the assembled system prompt with its parts' origins, for /context
         self.system_prompt = system_prompt
         #: the Agent Skills for /skills and /skill:NAME
@@ -151,10 +154,6 @@ class Interactive:
         #: the MCP tool source (panto.mcp), for /mcp
         self.mcp = mcp
         self.ext = ext if ext is not None else Extensions()
-        # makes the fresh session /clear switches to (None: no sessions)
-        self.new_store: Callable[[], SessionStore] | None = None
-        #: reopens the session file (its unanswered prompt left out), or None
-        self.reopen_store: Callable[[], tuple[SessionStore, Any]] | None = None
         for name in self.ext.commands():
             if name in BUILTIN_COMMANDS:
                 warn(f"extension command /{name} is shadowed by the built-in /{name}")
@@ -408,11 +407,7 @@ class Interactive:
         elif name == "/model":
             self.switch_model(arg)
         elif name == "/clear":
-            fresh = self.new_store() if self.new_store is not None else None
-            old = self.agent.store
-            self.agent.clear(store=fresh)
-            if fresh is not None and old is not None:
-                old.close()
+            fresh = self.session.new()
             print(self._dim("conversation cleared" + (" (new session)" if fresh else "")))
         elif name == "/compact":
             self.compact(arg or None)
@@ -624,11 +619,11 @@ class Interactive:
             print(out.rstrip("\n"))
 
     def list_sessions(self) -> None:
-        from ..sessions import FSJSONLStore, open_backend
+        from ..sessions import FSJSONLStore
         from .sessions import format_sessions
 
         try:  # the configured store: [session] dir/store/url
-            infos = open_backend(self.agent.config).list(os.getcwd())[:20]
+            infos = self.session.list()[:20]
         except PantoError as e:
             self._error(e)
             infos = []
@@ -649,10 +644,9 @@ class Interactive:
 
     def tree_command(self, name: str, arg: str) -> None:
         """/tree [ENTRY], /fork, /label [NAME] (the session's tree)."""
-        from ..sessions import fork_session, open_backend
         from .sessions import format_tree
 
-        agent, store = self.agent, self.agent.store
+        store = self.agent.store
         if not hasattr(store, "tree"):
             print(self._dim("this session is not saved (--no-session): it has no tree"))
             return
@@ -661,11 +655,7 @@ class Interactive:
                 store.label(None, arg or None)  # type: ignore[union-attr]
                 print(self._dim(f"labelled {store.leaf_id}: {arg}" if arg else "label removed"))  # type: ignore[union-attr]
             elif name == "fork":
-                backend = open_backend(agent.config)
-                new = fork_session(backend, store.session_id, store.leaf_id, cwd=os.getcwd())  # type: ignore[union-attr]
-                fresh = backend.open(new)
-                agent.store = fresh
-                store.close()  # type: ignore[union-attr]
+                new = self.session.fork()
                 print(self._dim(f"forked: now in session {new[:8]} (the old one is unchanged)"))
             elif not arg and self.readline is not None and sys.stdout.isatty():
                 self.tree_picker(store.tree())  # type: ignore[union-attr]
@@ -774,15 +764,12 @@ class Interactive:
         msgs = list(agent.conversation)
         if not msgs or msgs[-1].role != "user":
             return  # something of the answer (or a tool round) was committed
-        reopen = self.reopen_store
-        if reopen is not None:
+        if self.session.backend is not None:  # a saved session: reload it without the prompt
             try:
-                store, loaded = reopen()
+                self.session.reopen()
             except PantoError as e:
                 warn(f"could not reload the session ({e}); the prompt stays in the conversation")
                 return
-            agent.store = store
-            agent.adopt(loaded)  # with its entry ids: auto-compaction names what it keeps
         else:
             agent.conversation.clear()
             agent.conversation.extend(msgs[:-1])
