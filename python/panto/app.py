@@ -2,6 +2,13 @@
 store, its system prompt and its extensions (pi's ``createAgentSession``).
 The ``panto`` CLI and embedders call it; nothing else composes these parts.
 
+A :class:`Host` holds what the sessions of one process share (codex's
+``ConversationManager``): the Lua states, one per extension set (the same
+config, working directory and policy), all on the one Lua loop thread, so
+two sessions for two projects see their own tools, hooks and
+``panto.config``.  :func:`open_agent` and :func:`open_session` are thin calls
+on :func:`default_host`.
+
     from panto.app import open_agent
     agent = open_agent()                      # layered config for the cwd, a new session
     agent.submit_user_message("fix the failing test")
@@ -17,7 +24,10 @@ the system prompt's parts) for callers that show them, like the CLI.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,7 +38,7 @@ from .logs import get_logger
 if TYPE_CHECKING:
     from .agent import Agent
     from .config import Config
-    from .lua import LoadReport, LuaToolSource
+    from .lua import LoadReport, LuaRuntime, LuaToolSource
     from .lua.lazy import LazyLuaToolSource
     from .sessions import LoadedSession, SessionStore
     from .skills import Skills
@@ -40,6 +50,8 @@ log = get_logger("panto.app")
 __all__ = [
     "AgentSession",
     "Extensions",
+    "Host",
+    "default_host",
     "SessionSpec",
     "mcp_servers",
     "open_agent",
@@ -144,162 +156,247 @@ class AgentSession:
         self.close()
 
 
-def open_agent(
-    config: Config | None = None,
-    *,
-    cwd: str | os.PathLike[str] | None = None,
-    session: SessionSpec = "new",
-    model: str | None = None,
-    extensions: bool | Literal["builtin"] = True,
-    deny: Sequence[str] = (),
-    system_prompt: str | None = None,
-    append_system_prompt: str | None = None,
-    tools: Sequence[Tool] = (),
-    env: Mapping[str, str] | None = None,
-    notify: Callable[[str], None] | None = None,
-    trust: bool | None = None,
-) -> Agent:
-    """An agent ready for ``submit_user_message``/``run``.
+class Host:
+    """What the sessions of one process share (see the module docstring).
 
-    - ``config``: the layered config (None: ``Config.load`` for ``cwd``).
-    - ``session``: see :data:`SessionSpec`; ``"new"`` by default.
-    - ``model``: ``provider/model`` for this agent; without it a resumed
-      session continues with its own model.
-    - ``extensions``: ``True`` loads the Lua runtime with the built-in
-      ``std`` tools and the user's and project's extensions; ``"builtin"``
-      only the built-in ones; ``False`` no Lua at all.  ``deny``: entry
-      globs to switch off (``["std.bash"]``).
-    - ``system_prompt`` replaces the built-in base of the system prompt,
-      ``append_system_prompt`` is appended (panto.system_prompt).
-    - ``tools``: native tools to register (they are listed in the prompt).
-    - ``notify``: called with each notice (default: dropped; see
-      :func:`open_session` to get them).
-    - ``trust``: whether the project (the nearest ``.panto/``) is trusted;
-      None asks the trust store (``panto trust``, ``PANTO_TRUST_ALL``).  An
-      untrusted project's keys that could redirect traffic or run code are
-      ignored and its Lua is not loaded (docs/security.md); a notice says
-      what was ignored.  Only used when ``config`` is None (a loaded config
-      carries its own answer: ``Config.load(trust=...)``).
-
-    The agent owns its store: ``agent.store``; close it after the agent.
+    ``open_agent`` / ``open_session`` build sessions on it;
+    ``lua_runtime(config, cwd, ...)`` is the Lua state of an extension set.
     """
-    return open_session(
-        config,
-        cwd=cwd,
-        session=session,
-        model=model,
-        extensions=extensions,
-        deny=deny,
-        system_prompt=system_prompt,
-        append_system_prompt=append_system_prompt,
-        tools=tools,
-        env=env,
-        notify=notify,
-        trust=trust,
-    ).agent
 
+    def lua_runtime(
+        self, config: Config, cwd: str, no_extensions: bool, deny: Sequence[str]
+    ) -> LuaRuntime:
+        """The Lua state (and registry) of an extension set: the process
+        runtime (``get_runtime()``) for the first set, a state of its own on
+        the same loop thread for each other one."""
+        return _lua_state(extension_set_key(config, cwd, no_extensions, deny))
 
-def open_session(
-    config: Config | None = None,
-    *,
-    cwd: str | os.PathLike[str] | None = None,
-    session: SessionSpec = "new",
-    model: str | None = None,
-    extensions: bool | Literal["builtin"] = True,
-    deny: Sequence[str] = (),
-    system_prompt: str | None = None,
-    append_system_prompt: str | None = None,
-    tools: Sequence[Tool] = (),
-    env: Mapping[str, str] | None = None,
-    notify: Callable[[str], None] | None = None,
-    trust: bool | None = None,
-) -> AgentSession:
-    """:func:`open_agent`, returning everything it built.  Raises
-    ``ConfigError`` (bad config, unknown model) and ``SessionError`` (no
-    such session, locked by another process)."""
-    from . import system_prompt as sp
-    from .agent import Agent
-    from .config import Config
+    def open_agent(
+        self,
+        config: Config | None = None,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        session: SessionSpec = "new",
+        model: str | None = None,
+        extensions: bool | Literal["builtin"] = True,
+        deny: Sequence[str] = (),
+        system_prompt: str | None = None,
+        append_system_prompt: str | None = None,
+        tools: Sequence[Tool] = (),
+        env: Mapping[str, str] | None = None,
+        notify: Callable[[str], None] | None = None,
+        trust: bool | None = None,
+    ) -> Agent:
+        """An agent ready for ``submit_user_message``/``run``.
 
-    cwd_s = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
-    notices: list[str] = []
+        - ``config``: the layered config (None: ``Config.load`` for ``cwd``).
+        - ``session``: see :data:`SessionSpec`; ``"new"`` by default.
+        - ``model``: ``provider/model`` for this agent; without it a resumed
+          session continues with its own model.
+        - ``extensions``: ``True`` loads the Lua runtime with the built-in
+          ``std`` tools and the user's and project's extensions; ``"builtin"``
+          only the built-in ones; ``False`` no Lua at all.  ``deny``: entry
+          globs to switch off (``["std.bash"]``).
+        - ``system_prompt`` replaces the built-in base of the system prompt,
+          ``append_system_prompt`` is appended (panto.system_prompt).
+        - ``tools``: native tools to register (they are listed in the prompt).
+        - ``notify``: called with each notice (default: dropped; see
+          :func:`open_session` to get them).
+        - ``trust``: whether the project (the nearest ``.panto/``) is trusted;
+          None asks the trust store (``panto trust``, ``PANTO_TRUST_ALL``).  An
+          untrusted project's keys that could redirect traffic or run code are
+          ignored and its Lua is not loaded (docs/security.md); a notice says
+          what was ignored.  Only used when ``config`` is None (a loaded config
+          carries its own answer: ``Config.load(trust=...)``).
 
-    def note(msg: str) -> None:
-        notices.append(msg)
-        if notify is not None:
-            notify(msg)
-
-    if config is None:
-        config = Config.load(env, cwd=cwd_s, trust=trust)
-    elif trust is not None:
-        raise ValueError(
-            "trust= applies when open_session loads the config; pass it to Config.load"
-        )
-    untrusted = config.project.notice() if config.project is not None else None
-    if untrusted:
-        note(untrusted)
-    if model:
-        config = config.with_model(model)
-    store, loaded = _open_store(config, session, cwd_s, note)
-    try:
-        active = store.active_model
-        if loaded is not None and not model and active is not None:
-            try:
-                config = config.with_model(str(active))
-            except ConfigError as e:
-                note(f"session model {active} unavailable ({e}); using {config.model_spec}")
-        ext = _load_extensions(config, cwd_s, extensions, deny, note)
-        decls = [t.decl for t in tools]
-        if ext.source is not None:
-            decls += list(ext.source.decls())
-        skills, skills_part = _skills(config, cwd_s, env, note)
-        prompt = sp.build(
+        The agent owns its store: ``agent.store``; close it after the agent.
+        """
+        return self.open_session(
             config,
-            cwd=cwd_s,
-            tools=decls,
-            skills=skills_part,
-            extension_parts=ext.prompt_parts(
-                {"cwd": cwd_s, "model": config.model_spec, "tools": [d.name for d in decls]}
-            ),
+            cwd=cwd,
+            session=session,
+            model=model,
+            extensions=extensions,
+            deny=deny,
             system_prompt=system_prompt,
             append_system_prompt=append_system_prompt,
+            tools=tools,
             env=env,
-        )
-        agent = Agent(
-            config,
-            store=store,
-            conversation=loaded.conversation if loaded is not None else None,
-            system_prompt=prompt.text,
-            entry_ids=loaded.entry_ids if loaded is not None else None,
-        )
-        agent.set_model(config.model_spec)  # records a model_change when the store's differs
-        if loaded is not None:
-            old = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
-            if old and prompt.text and not sp.same_prompt(old, prompt.text):
-                agent.add_system_message(prompt.text, "replace")
-        for t in tools:
-            agent.register_tool(t)
-        if ext.source is not None:
-            try:
-                agent.register_tool_source(ext.source)
-            except PantoError as e:
-                note(f"Lua tools not registered: {e}")
-                ext = Extensions(None, ext.report, str(e))
-            else:
-                agent.add_hooks(ext.source.hooks)
-        mcp_source = _open_mcp(config, cwd_s, env, note)
-        if mcp_source is not None:
-            try:
-                agent.register_tool_source(mcp_source)
-            except PantoError as e:
-                note(f"MCP tools not registered: {e}")
-                mcp_source.close()
-                mcp_source = None
-        agent.start_session(session_id=store.session_id, resumed=loaded is not None, cwd=cwd_s)
-    except BaseException:
-        store.close()
-        raise
-    return AgentSession(agent, store, loaded, ext, prompt, skills, mcp_source, notices)
+            notify=notify,
+            trust=trust,
+        ).agent
+
+    def open_session(
+        self,
+        config: Config | None = None,
+        *,
+        cwd: str | os.PathLike[str] | None = None,
+        session: SessionSpec = "new",
+        model: str | None = None,
+        extensions: bool | Literal["builtin"] = True,
+        deny: Sequence[str] = (),
+        system_prompt: str | None = None,
+        append_system_prompt: str | None = None,
+        tools: Sequence[Tool] = (),
+        env: Mapping[str, str] | None = None,
+        notify: Callable[[str], None] | None = None,
+        trust: bool | None = None,
+    ) -> AgentSession:
+        """:func:`open_agent`, returning everything it built.  Raises
+        ``ConfigError`` (bad config, unknown model) and ``SessionError`` (no
+        such session, locked by another process)."""
+        from . import system_prompt as sp
+        from .agent import Agent
+        from .config import Config
+
+        cwd_s = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
+        notices: list[str] = []
+
+        def note(msg: str) -> None:
+            notices.append(msg)
+            if notify is not None:
+                notify(msg)
+
+        if config is None:
+            config = Config.load(env, cwd=cwd_s, trust=trust)
+        elif trust is not None:
+            raise ValueError(
+                "trust= applies when open_session loads the config; pass it to Config.load"
+            )
+        untrusted = config.project.notice() if config.project is not None else None
+        if untrusted:
+            note(untrusted)
+        if model:
+            config = config.with_model(model)
+        store, loaded = _open_store(config, session, cwd_s, note)
+        try:
+            active = store.active_model
+            if loaded is not None and not model and active is not None:
+                try:
+                    config = config.with_model(str(active))
+                except ConfigError as e:
+                    note(f"session model {active} unavailable ({e}); using {config.model_spec}")
+            ext = _load_extensions(config, cwd_s, extensions, deny, note, self.lua_runtime)
+            decls = [t.decl for t in tools]
+            if ext.source is not None:
+                decls += list(ext.source.decls())
+            skills, skills_part = _skills(config, cwd_s, env, note)
+            prompt = sp.build(
+                config,
+                cwd=cwd_s,
+                tools=decls,
+                skills=skills_part,
+                extension_parts=ext.prompt_parts(
+                    {"cwd": cwd_s, "model": config.model_spec, "tools": [d.name for d in decls]}
+                ),
+                system_prompt=system_prompt,
+                append_system_prompt=append_system_prompt,
+                env=env,
+            )
+            agent = Agent(
+                config,
+                store=store,
+                conversation=loaded.conversation if loaded is not None else None,
+                system_prompt=prompt.text,
+                entry_ids=loaded.entry_ids if loaded is not None else None,
+            )
+            agent.set_model(config.model_spec)  # records a model_change when the store's differs
+            if loaded is not None:
+                old = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
+                if old and prompt.text and not sp.same_prompt(old, prompt.text):
+                    agent.add_system_message(prompt.text, "replace")
+            for t in tools:
+                agent.register_tool(t)
+            if ext.source is not None:
+                try:
+                    agent.register_tool_source(ext.source)
+                except PantoError as e:
+                    note(f"Lua tools not registered: {e}")
+                    ext = Extensions(None, ext.report, str(e))
+                else:
+                    agent.add_hooks(ext.source.hooks)
+            mcp_source = _open_mcp(config, cwd_s, env, note)
+            if mcp_source is not None:
+                try:
+                    agent.register_tool_source(mcp_source)
+                except PantoError as e:
+                    note(f"MCP tools not registered: {e}")
+                    mcp_source.close()
+                    mcp_source = None
+            agent.start_session(session_id=store.session_id, resumed=loaded is not None, cwd=cwd_s)
+        except BaseException:
+            store.close()
+            raise
+        return AgentSession(agent, store, loaded, ext, prompt, skills, mcp_source, notices)
+
+
+_default: Host | None = None
+_default_lock = threading.Lock()
+
+
+def default_host() -> Host:
+    """The process's :class:`Host` (made on first use)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Host()
+        return _default
+
+
+def open_agent(config: Config | None = None, **options: Any) -> Agent:
+    """:meth:`Host.open_agent` on :func:`default_host` (the options are
+    documented there)."""
+    return default_host().open_agent(config, **options)
+
+
+def open_session(config: Config | None = None, **options: Any) -> AgentSession:
+    """:meth:`Host.open_session` on :func:`default_host`."""
+    return default_host().open_session(config, **options)
+
+
+# -- Lua states, one per extension set ------------------------------------------------
+
+
+def extension_set_key(
+    config: Config, cwd: str, no_extensions: bool = False, deny: Sequence[str] = ()
+) -> str:
+    """What decides an extension load: ``panto.config`` as extensions see
+    it, the allow/deny layers, the working directory (its project's
+    extensions) and the options; two sessions with the same key share a Lua
+    state."""
+    meta = {
+        "config": config.lua_view(),
+        "layers": [(el.layer, el.allow, el.deny) for el in config.extension_layers()],
+        "cwd": os.path.realpath(cwd),
+        "no_extensions": no_extensions,
+        "deny": sorted(deny),
+    }
+    data = json.dumps(meta, sort_keys=True, default=repr).encode()
+    return hashlib.sha256(data).hexdigest()
+
+
+_states: dict[str, LuaRuntime] = {}
+_states_lock = threading.Lock()
+
+
+def _lua_state(key: str) -> LuaRuntime:
+    from .lua.runtime import LuaRuntime, get_runtime
+
+    with _states_lock:
+        rt = _states.get(key)
+        if rt is not None and not rt.closed:
+            return rt
+        base = get_runtime()
+        live = {k: r for k, r in _states.items() if not r.closed}
+        if not any(r is base for r in live.values()):
+            live = {}  # a new process runtime: the states on the old one are gone
+            rt = base
+        else:
+            rt = LuaRuntime(loop_of=base)
+        live[key] = rt
+        _states.clear()
+        _states.update(live)
+        return rt
 
 
 # -- MCP servers -------------------------------------------------------------------
@@ -448,17 +545,22 @@ def _load_extensions(
     extensions: bool | Literal["builtin"],
     deny: Sequence[str],
     note: Callable[[str], None],
+    runtime: Callable[[Config, str, bool, Sequence[str]], LuaRuntime] | None = None,
 ) -> Extensions:
     """Start the Lua runtime and load extensions; never fatal: problems are
-    notices and panto carries on with what loaded (or without Lua)."""
+    notices and panto carries on with what loaded (or without Lua).
+    ``runtime`` gives the Lua state of the extension set (default: the
+    process runtime)."""
     if extensions is False:
         return Extensions()
     import panto.lua as plua  # cheap: lupa loads when the runtime starts
     from panto.lua import lazy
 
     def start() -> tuple[Any, Any]:
+        no_ext = extensions == "builtin"
+        rt = runtime(config, cwd, no_ext, deny) if runtime is not None else None
         return plua.create_source(
-            config=config, cwd=cwd, no_extensions=extensions == "builtin", deny=list(deny)
+            config=config, cwd=cwd, no_extensions=no_ext, deny=list(deny), runtime=rt
         )
 
     try:

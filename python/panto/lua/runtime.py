@@ -135,8 +135,12 @@ class _Batch:
 
 
 class LuaRuntime:
-    """One Lua state + one event loop thread.  Use ``get_runtime()`` for the
-    process-wide instance; separate instances exist for tests and benches."""
+    """One Lua state (with its registry of tools, commands, hooks and prompt
+    parts) on an event loop thread.  Use ``get_runtime()`` for the
+    process-wide instance.  ``loop_of=other`` makes a state of its own on
+    ``other``'s loop thread instead of starting one (``panto.app.Host``: one
+    state per extension set, one thread for all); separate instances with
+    threads of their own exist for tests and benches."""
 
     #: seconds an extension source may take to evaluate, and an entry to activate
     load_timeout: float | None = 60.0
@@ -152,6 +156,7 @@ class LuaRuntime:
         interpreter: bool = False,
         config: Mapping[str, Any] | None = None,
         thread_name: str = "panto-lua",
+        loop_of: LuaRuntime | None = None,
     ) -> None:
         self.interpreter = interpreter
         self.tools: dict[str, LuaTool] = {}
@@ -169,12 +174,25 @@ class LuaRuntime:
         self.entry_origins: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._init_error: BaseException | None = None
-        ready = threading.Event()
-        self._thread = threading.Thread(
-            target=self._thread_main, args=(ready, use_uvloop), name=thread_name, daemon=True
-        )
-        self._thread.start()
-        ready.wait()
+        #: the runtime whose loop thread this one runs on (None: its own)
+        self._host = loop_of
+        #: the tasks ``submit`` started (a guest cancels only its own)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        if loop_of is not None:
+            if loop_of.closed:
+                raise ExtensionError("the Lua runtime to share a loop with is closed")
+            self._loop, self._thread = loop_of.loop, loop_of._thread  # noqa: SLF001 - same class
+            try:
+                asyncio.run_coroutine_threadsafe(self._init_async(), self._loop).result()
+            except BaseException as e:  # noqa: BLE001 - reported below
+                self._init_error = e
+        else:
+            ready = threading.Event()
+            self._thread = threading.Thread(
+                target=self._thread_main, args=(ready, use_uvloop), name=thread_name, daemon=True
+            )
+            self._thread.start()
+            ready.wait()
         if self._init_error is not None:
             e = self._init_error
             if isinstance(e, ImportError):
@@ -219,6 +237,9 @@ class LuaRuntime:
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
+    async def _init_async(self) -> None:
+        self._init_lua()
+
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
         assert self._loop is not None
@@ -236,7 +257,16 @@ class LuaRuntime:
         if self._closed:
             coro.close()
             raise ExtensionError("the Lua runtime is closed")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return asyncio.run_coroutine_threadsafe(self._tracked(coro), self.loop)
+
+    async def _tracked(self, coro: Coroutine[Any, Any, T]) -> T:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        try:
+            return await coro
+        finally:
+            self._tasks.discard(task)
 
     def run(
         self, coro: Coroutine[Any, Any, T], timeout: float | None = None, *, what: str = "Lua code"
@@ -283,16 +313,22 @@ class LuaRuntime:
         with contextlib.suppress(Exception):
             self.run(self._shutdown(), timeout)
         self._closed = True
+        if self._host is not None:  # a guest: the loop thread is its host's
+            self._clear_registry()
+            return
         with contextlib.suppress(RuntimeError):
             self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout)
         if not self._thread.is_alive():
-            # drop every Lua reference before the state itself
-            self.tools.clear()
-            self.commands.clear()
-            self.prompts.clear()
-            for hs in self.hooks.values():
-                hs.clear()
+            self._clear_registry()
+
+    def _clear_registry(self) -> None:
+        # drop every Lua reference before the state itself
+        self.tools.clear()
+        self.commands.clear()
+        self.prompts.clear()
+        for hs in self.hooks.values():
+            hs.clear()
 
     async def _shutdown(self) -> None:
         for b in list(self._batches):
@@ -300,7 +336,9 @@ class LuaRuntime:
             for t in b.tasks:
                 t.cancel()
         me = asyncio.current_task()
-        others = [t for t in asyncio.all_tasks() if t is not me]
+        # a guest cancels its own work only: the loop runs other states' too
+        tasks = self._tasks if self._host is not None else asyncio.all_tasks()
+        others = [t for t in tasks if t is not me and not t.done()]
         for t in others:
             t.cancel()
         if others:
