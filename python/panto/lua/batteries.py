@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-__all__ = ["Multi", "Op", "fs_read", "fs_write_atomic", "fs_glob", "special_kind"]
+__all__ = ["FileWriter", "Multi", "Op", "fs_read", "fs_write_atomic", "fs_glob", "special_kind"]
 
 
 class Op:
@@ -85,57 +85,96 @@ def fs_read(path: str, offset: int = 0, limit: int | None = None) -> bytes:
         return f.read(limit) if limit is not None else f.read()
 
 
+class FileWriter:
+    """A file written in pieces (``write`` each, then ``commit`` or
+    ``abort``): parent dirs created, an existing file's mode kept, and --
+    ``atomic`` -- replaced atomically (a temp file in the same dir, fsync,
+    rename), so readers never see half a file.  Writing in pieces keeps a
+    large content from being copied whole once more (``panto.fs.write``
+    hands a big Lua string over in slices)."""
+
+    def __init__(
+        self, path: str, *, mkdir: bool = True, mode: int | None = None, atomic: bool = True
+    ) -> None:
+        path = os.path.abspath(path)
+        parent = os.path.dirname(path)
+        if mkdir:
+            os.makedirs(parent, exist_ok=True)
+        existing_mode = None
+        target = path
+        try:
+            st = os.stat(path)
+            if _stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory", path)
+            kind = special_kind(st.st_mode)
+            if kind is not None:
+                # replacing a FIFO or a device node with a regular file (or
+                # blocking on one) is never what writing "a file" means
+                raise _not_regular(path, kind, "writes")
+            existing_mode = _stat.S_IMODE(st.st_mode)
+            target = os.path.realpath(path)  # write through symlinks, keep the link
+            parent = os.path.dirname(target)
+        except FileNotFoundError:
+            pass
+        if mode is None and atomic:
+            if existing_mode is not None:
+                mode = existing_mode
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+        self.target = target
+        self.mode = mode
+        self.tmp: str | None = None
+        self.written = 0
+        if atomic:
+            fd, self.tmp = tempfile.mkstemp(prefix=".panto-", suffix=".tmp", dir=parent)
+            self.file = os.fdopen(fd, "wb")
+        else:
+            self.file = open(target, "wb")  # noqa: SIM115 - closed by commit/abort
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.file.write(data)
+        except BaseException:
+            self.abort()
+            raise
+        self.written += len(data)
+
+    def commit(self) -> int:
+        """Finish the file; returns the bytes written."""
+        try:
+            if self.tmp is not None:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+            self.file.close()
+            if self.mode is not None:
+                os.chmod(self.tmp or self.target, self.mode)
+            if self.tmp is not None:
+                os.replace(self.tmp, self.target)
+                self.tmp = None
+        except BaseException:
+            self.abort()
+            raise
+        return self.written
+
+    def abort(self) -> None:
+        """Drop the temp file (a non-atomic write keeps what was written)."""
+        with contextlib.suppress(OSError):
+            self.file.close()
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp)
+            self.tmp = None
+
+
 def fs_write_atomic(
     path: str, data: bytes, *, mkdir: bool = True, mode: int | None = None, atomic: bool = True
 ) -> int:
-    """Write ``data`` to ``path``: parent dirs created, an existing file's mode
-    kept, replaced atomically (temp file in the same dir + fsync + rename)."""
-    path = os.path.abspath(path)
-    parent = os.path.dirname(path)
-    if mkdir:
-        os.makedirs(parent, exist_ok=True)
-    existing_mode = None
-    target = path
-    try:
-        st = os.stat(path)
-        if _stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "is a directory", path)
-        kind = special_kind(st.st_mode)
-        if kind is not None:
-            # replacing a FIFO or a device node with a regular file (or
-            # blocking on one) is never what writing "a file" means
-            raise _not_regular(path, kind, "writes")
-        existing_mode = _stat.S_IMODE(st.st_mode)
-        target = os.path.realpath(path)  # write through symlinks, keep the link
-        parent = os.path.dirname(target)
-    except FileNotFoundError:
-        pass
-    if not atomic:
-        with open(target, "wb") as f:
-            f.write(data)
-        if mode is not None:
-            os.chmod(target, mode)
-        return len(data)
-    if mode is None:
-        if existing_mode is not None:
-            mode = existing_mode
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(prefix=".panto-", suffix=".tmp", dir=parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return len(data)
+    """Write ``data`` to ``path`` at once (see :class:`FileWriter`)."""
+    w = FileWriter(path, mkdir=mkdir, mode=mode, atomic=atomic)
+    w.write(data)
+    return w.commit()
 
 
 def fs_glob(pattern: str, cwd: str | None = None, hidden: bool = False) -> list[str]:

@@ -83,6 +83,39 @@ def make_host(runtime: Any) -> Any:
             mode=int(mode) if mode is not None else None,
         )
 
+    # panto.fs.write of a large string: open, the string in slices, close
+    writers: dict[int, batteries.FileWriter] = {}
+    writer_ids = iter(range(1, 1 << 62))
+
+    def fs_write_open(path: bytes, opts: Any = None) -> int:
+        o = rt.from_lua(opts) if opts is not None else {}
+        mode = o.get("mode")
+        w = batteries.FileWriter(
+            s(path),
+            mkdir=o.get("mkdir", True),
+            atomic=o.get("atomic", True),
+            mode=int(mode) if mode is not None else None,
+        )
+        wid = next(writer_ids)
+        writers[wid] = w
+        return wid
+
+    def fs_write_chunk(wid: int, data: bytes) -> bool:
+        w = writers[wid]
+        try:
+            w.write(data)
+        except BaseException:
+            del writers[wid]
+            raise
+        return True
+
+    def fs_write_close(wid: int, commit: bool) -> int:
+        w = writers.pop(wid)
+        if not commit:
+            w.abort()
+            return 0
+        return w.commit()
+
     def fs_stat(path: bytes) -> Any:
         import stat as st
 
@@ -286,6 +319,9 @@ def make_host(runtime: Any) -> Any:
     funcs: dict[bytes, Any] = {
         b"fs_read": sync(fs_read),
         b"fs_write": sync(fs_write),
+        b"fs_write_open": sync(fs_write_open),
+        b"fs_write_chunk": sync(fs_write_chunk),
+        b"fs_write_close": sync(fs_write_close),
         b"fs_stat": sync(fs_stat),
         b"fs_list": sync(fs_list),
         b"fs_mkdir": sync(fs_mkdir),

@@ -18,7 +18,14 @@ local function write(input, ctx)
       :format(path, SPECIAL[st.type] or "a special file"))
   end
   local n = panto.fs.write(file, content)
-  local lines = select(2, content:gsub("\n", "")) + ((#content > 0 and content:sub(-1) ~= "\n") and 1 or 0)
+  -- count the lines without gsub (a copy of the whole content)
+  local lines, at = 0, 1
+  while true do
+    local nl = content:find("\n", at, true)
+    if not nl then break end
+    lines, at = lines + 1, nl + 1
+  end
+  if #content > 0 and content:sub(-1) ~= "\n" then lines = lines + 1 end
   return ("%s %s: %d bytes, %d lines"):format(st and "Overwrote" or "Created", path, n, lines)
 end
 
