@@ -73,6 +73,16 @@ __all__ = ["AsyncStream", "Stream"]
 DRAIN_WAIT = 0.25
 DRAIN_BYTES = 16 * 1024
 
+#: The turn decodes with ``StreamDecoder(merge_deltas=True)``: the text
+#: deltas of one block found in one network read come as one ContentDelta
+#: (their texts joined), one Python object per run instead of one per delta
+#: (docs/decoding.md, "Threads and performance").  Nothing else changes: the
+#: text arrives at the same moment (it was all in that read), in order, and
+#: the message, the session, hooks and what is shown are the same; only how
+#: the text of one read is cut into events differs, and that already
+#: depends on how the provider and the network cut the stream.
+MERGE_DELTAS = True
+
 _STREAMING = Phase.STREAMING
 _DISPATCHING = Phase.DISPATCHING
 _REQUESTING = Phase.REQUESTING
@@ -323,7 +333,7 @@ class Stream(_Driver):
             # the way to the first byte)
             from ..decoder import StreamDecoder
 
-            dec = StreamDecoder(ctx.provider.wire)
+            dec = StreamDecoder(ctx.provider.wire, merge_deltas=MERGE_DELTAS)
             accept = turn.accept_many
             chunks = itertools.chain(tp.body_chunks(resp), (None,))
             for chunk in chunks:
@@ -562,7 +572,7 @@ class AsyncStream(_Driver):
                 err = ctx.provider.error_from_response(resp.status_code, resp.headers, body)
                 err.retry_after = tp.retry_after_seconds(resp.headers)
                 raise err
-            dec = StreamDecoder(ctx.provider.wire)
+            dec = StreamDecoder(ctx.provider.wire, merge_deltas=MERGE_DELTAS)
             accept = turn.accept_many
             it = tp.abody_chunks(resp)
             eof = False
