@@ -50,6 +50,8 @@ _VERSION = 1
 
 @dataclass(frozen=True)
 class TrustEntry:
+    """One stored answer: a project root, trusted or declined, and when."""
+
     path: str
     trusted: bool
     at: str = ""
