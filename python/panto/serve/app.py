@@ -12,6 +12,7 @@ from typing import Any
 
 from ..config import Config
 from ..logs import get_logger
+from .agents import AgentHub, HubError, messages_json
 from .ledger import Ledger
 from .proxy import Proxy, ProxyError, error_response
 from .settings import ApiKey, ServeSettings, hash_key
@@ -146,7 +147,100 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
     async def openapi(_: Request) -> Response:
         return JSONResponse(OPENAPI)
 
+    hub = AgentHub(config)
+
+    def owner_of(request: Request) -> str:
+        key = authenticate(request.headers, settings)
+        return key.name if key is not None else ""
+
+    def agent_error(e: Exception) -> Response:
+        if isinstance(e, AuthError):
+            return JSONResponse(
+                {"error": {"type": "authentication_error", "message": e.message}}, e.status
+            )
+        assert isinstance(e, HubError)
+        return JSONResponse({"error": {"type": e.type, "message": e.message}}, e.status)
+
+    async def json_body(request: Request) -> dict[str, Any]:
+        try:
+            body = json.loads(await request.body() or b"{}")
+        except ValueError as e:
+            raise HubError(400, f"request body is not JSON: {e}") from None
+        if not isinstance(body, dict):
+            raise HubError(400, "request body must be a JSON object")
+        return body
+
+    async def sessions_create(request: Request) -> Response:
+        try:
+            owner = owner_of(request)
+            body = await json_body(request)
+            s = await hub.create(owner, body.get("model"), body.get("cwd"))
+        except (AuthError, HubError) as e:
+            return agent_error(e)
+        return JSONResponse(s.describe(), 201)
+
+    async def sessions_list(request: Request) -> Response:
+        try:
+            owner = owner_of(request)
+        except AuthError as e:
+            return agent_error(e)
+        return JSONResponse({"data": [s.describe() for s in hub.list(owner)]})
+
+    def one(handler: Any) -> Any:
+        async def endpoint(request: Request) -> Response:
+            try:
+                s = hub.get(request.path_params["id"], owner_of(request))
+                return await handler(request, s)
+            except (AuthError, HubError) as e:
+                return agent_error(e)
+
+        return endpoint
+
+    async def session_get(_: Request, s: Any) -> Response:
+        return JSONResponse(s.describe())
+
+    async def session_messages(_: Request, s: Any) -> Response:
+        return JSONResponse({"data": messages_json(s)})
+
+    async def session_prompt(request: Request, s: Any) -> Response:
+        body = await json_body(request)
+        text = body.get("text")
+        if not isinstance(text, str):
+            raise HubError(400, "text: expected a string")
+        out = await hub.prompt(s, text, str(body.get("mode", "follow_up")))
+        return JSONResponse(out, 202)
+
+    async def session_abort(_: Request, s: Any) -> Response:
+        await hub.abort(s)
+        return JSONResponse(s.describe())
+
+    async def session_fork(request: Request, s: Any) -> Response:
+        f = await hub.fork(s, owner_of(request))
+        return JSONResponse(f.describe(), 201)
+
+    async def session_events(request: Request, s: Any) -> Response:
+        after_s = request.query_params.get("after") or request.headers.get("last-event-id") or "0"
+        try:
+            after = int(after_s)
+        except ValueError:
+            raise HubError(
+                400, f"after / Last-Event-ID: expected an event id, got {after_s!r}"
+            ) from None
+        return StreamingResponse(
+            _event_stream(s, after),
+            media_type="text/event-stream",
+            headers={"cache-control": "no-cache"},
+        )
+
     routes = [
+        Route("/v1/agent/sessions", sessions_create, methods=["POST"]),
+        Route("/v1/agent/sessions", sessions_list, methods=["GET"]),
+        Route("/v1/agent/sessions/{id}", one(session_get), methods=["GET"]),
+        Route("/v1/agent/sessions/{id}/messages", one(session_messages), methods=["GET"]),
+        Route("/v1/agent/sessions/{id}/prompts", one(session_prompt), methods=["POST"]),
+        Route("/v1/agent/sessions/{id}/events", one(session_events), methods=["GET"]),
+        Route("/v1/agent/sessions/{id}/abort", one(session_abort), methods=["POST"]),
+        Route("/v1/agent/sessions/{id}/fork", one(session_fork), methods=["POST"]),
         Route("/v1/chat/completions", proxied(OPENAI), methods=["POST"]),
         Route("/v1/messages", proxied(ANTHROPIC), methods=["POST"]),
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
@@ -163,6 +257,7 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
             yield
         finally:
             state["draining"] = True
+            await hub.aclose()
             await proxy.aclose()
             ledger.close()
 
@@ -203,6 +298,29 @@ async def _count_tokens(proxy: Proxy, raw: bytes, key: ApiKey | None) -> Any:
     return JSONResponse({"input_tokens": max(1, len(text) // 4)})
 
 
+#: Seconds between comment lines on an idle event stream.
+HEARTBEAT = 15.0
+
+
+async def _event_stream(s: Any, after: int) -> Any:
+    """The session's events after ``after``, then each new one as it comes;
+    a comment line every ``HEARTBEAT`` seconds keeps proxies from closing
+    an idle stream."""
+    import asyncio
+
+    while True:
+        for seq, name, data in s.since(after):
+            yield f"id: {seq}\nevent: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+            after = seq
+        async with s.changed:
+            if s.seq > after:
+                continue
+            try:
+                await asyncio.wait_for(s.changed.wait(), HEARTBEAT)
+            except asyncio.TimeoutError:
+                yield b": ping\n\n"
+
+
 def _op(summary: str, tag: str) -> dict[str, Any]:
     return {"summary": summary, "tags": [tag], "responses": {"200": {"description": "OK"}}}
 
@@ -228,5 +346,25 @@ OPENAPI: dict[str, Any] = {
         "/health/liveliness": {"get": _op("the process is up", "health")},
         "/health/readiness": {"get": _op("ready: the session database answers", "health")},
         "/openapi.json": {"get": _op("this document", "meta")},
+        "/v1/agent/sessions": {
+            "post": _op("create an agent session: {model, cwd} -> {id}", "agent"),
+            "get": _op("this key's agent sessions", "agent"),
+        },
+        "/v1/agent/sessions/{id}": {"get": _op("one session's state", "agent")},
+        "/v1/agent/sessions/{id}/messages": {"get": _op("the conversation as JSON", "agent")},
+        "/v1/agent/sessions/{id}/prompts": {
+            "post": _op(
+                "a prompt: {text, mode: reject|steer|follow_up}; 409 when busy and reject", "agent"
+            )
+        },
+        "/v1/agent/sessions/{id}/events": {
+            "get": _op(
+                "the session's events (SSE with id:; Last-Event-ID or ?after= replays)", "agent"
+            )
+        },
+        "/v1/agent/sessions/{id}/abort": {"post": _op("cancel the running turn", "agent")},
+        "/v1/agent/sessions/{id}/fork": {
+            "post": _op("a new session with a copy of this one", "agent")
+        },
     },
 }

@@ -1,0 +1,239 @@
+"""The agent as an endpoint: sessions a client creates, prompts, watches
+and aborts over HTTP (``/v1/agent/sessions...``), each a ``panto.Session``
+(the one writer of its conversation) on this process's ``Host``.
+
+Every event a session produces gets a sequence number and is kept, so an
+event stream can be resumed with ``Last-Event-ID`` or ``?after=`` without
+gaps or duplicates.  Event names are ``panto.events``' type names
+(``message_start``, ``content_delta``, ``tool_call_start``, ...) plus
+``turn.started``, ``turn.completed``, ``turn.failed`` and ``turn.aborted``.
+
+Served sessions behave like ``panto -p``: nothing waits for a person;
+tools run under the permission rules and in the sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import Config
+from ..errors import PantoError
+from ..logs import get_logger
+
+__all__ = ["AgentHub", "HubError", "ServedSession"]
+
+log = get_logger("panto.serve")
+
+#: Events kept per session for replay (the oldest go first past this).
+MAX_EVENTS = 100_000
+
+
+class HubError(Exception):
+    def __init__(self, status: int, message: str, type: str = "invalid_request_error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type
+
+
+@dataclass
+class ServedSession:
+    id: str
+    owner: str
+    model: str
+    cwd: str
+    created: float
+    session: Any  # panto.agent.Session
+    opened: Any  # panto.app.AgentSession (closed with it)
+    events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)
+    seq: int = 0
+    turns: int = 0
+    task: asyncio.Task[None] | None = None
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    @property
+    def state(self) -> str:
+        return "running" if self.task is not None and not self.task.done() else "idle"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "model": self.model,
+            "cwd": self.cwd,
+            "state": self.state,
+            "created": self.created,
+            "turns": self.turns,
+            "last_event_id": self.seq,
+        }
+
+    async def emit(self, name: str, data: dict[str, Any]) -> None:
+        self.seq += 1
+        self.events.append((self.seq, name, data))
+        if len(self.events) > MAX_EVENTS:
+            del self.events[: len(self.events) - MAX_EVENTS]
+        async with self.changed:
+            self.changed.notify_all()
+
+    def since(self, after: int) -> list[tuple[int, str, dict[str, Any]]]:
+        if not self.events or after >= self.seq:
+            return []
+        first = self.events[0][0]
+        return self.events[max(0, after + 1 - first) :]
+
+
+class AgentHub:
+    """The served sessions of this process."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.sessions: dict[str, ServedSession] = {}
+        self._ids = itertools.count(1)
+
+    async def create(self, owner: str, model: str | None, cwd: str | None) -> ServedSession:
+        from ..agent import Session
+        from ..app import default_host
+
+        cwd = os.path.abspath(cwd) if cwd else os.getcwd()
+        if not os.path.isdir(cwd):
+            raise HubError(400, f"cwd {cwd!r} is not a directory")
+
+        def open_() -> Any:
+            return default_host().open_session(
+                Config.load(cwd=cwd) if self.config.cwd != cwd else self.config,
+                cwd=cwd,
+                model=model or None,
+                session="new",
+            )
+
+        try:
+            opened = await asyncio.to_thread(open_)
+        except PantoError as e:
+            raise HubError(400, str(e)) from None
+        store = opened.store
+        sid = getattr(store, "session_id", None) or f"s{next(self._ids):06d}"
+        s = ServedSession(
+            sid,
+            owner,
+            opened.agent.config.model_spec,
+            cwd,
+            time.time(),
+            Session(opened.agent, cwd=cwd),
+            opened,
+        )
+        self.sessions[sid] = s
+        return s
+
+    def get(self, sid: str, owner: str) -> ServedSession:
+        s = self.sessions.get(sid)
+        if s is None or s.owner != owner:  # another key's session does not exist for this one
+            raise HubError(404, f"no session {sid!r}", "not_found_error")
+        return s
+
+    def list(self, owner: str) -> list[ServedSession]:
+        return [s for s in self.sessions.values() if s.owner == owner]
+
+    async def prompt(self, s: ServedSession, text: str, mode: str) -> dict[str, Any]:
+        if mode not in ("reject", "steer", "follow_up"):
+            raise HubError(400, f"mode must be reject, steer or follow_up, not {mode!r}")
+        if not text.strip():
+            raise HubError(400, "text is empty")
+        running = s.state == "running"
+        if running and mode == "reject":
+            raise HubError(
+                409,
+                f"session {s.id} is running turn {s.turns}; send mode steer or follow_up to queue",
+                "conflict",
+            )
+        s.session.submit(text, mode="steer" if mode == "steer" else "follow_up")
+        if not running:
+            s.task = asyncio.create_task(self._run(s))
+        return {"queued": running, "turn": s.turns + (1 if running else 0)}
+
+    async def _run(self, s: ServedSession) -> None:
+        """Turns until nothing is queued, every event recorded."""
+        from ..events import MessageComplete, event_to_dict
+
+        s.turns += 1
+        await s.emit("turn.started", {"turn": s.turns})
+        open_turn = True
+        try:
+            async for ev in s.session.run_async():
+                if not open_turn:
+                    s.turns += 1
+                    await s.emit("turn.started", {"turn": s.turns})
+                    open_turn = True
+                d = event_to_dict(ev)
+                await s.emit(d["type"], d)
+                if isinstance(ev, MessageComplete) and ev.final:
+                    await s.emit("turn.completed", {"turn": s.turns, "stop_reason": ev.stop_reason})
+                    open_turn = False
+        except asyncio.CancelledError:
+            await s.emit("turn.aborted", {"turn": s.turns})
+            raise
+        except PantoError as e:
+            await s.emit(
+                "turn.failed", {"turn": s.turns, "error": str(e), "type": type(e).__name__}
+            )
+        except Exception as e:  # noqa: BLE001 - a served session never takes the server down
+            log.warning("session %s: turn failed: %r", s.id, e)
+            await s.emit("turn.failed", {"turn": s.turns, "error": f"{type(e).__name__}: {e}"})
+        else:
+            if open_turn:  # cancelled: the stream ended without a final message
+                await s.emit("turn.aborted", {"turn": s.turns})
+
+    async def abort(self, s: ServedSession) -> None:
+        task = s.task
+        s.session.cancel()
+        if task is not None and not task.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(task), 5)
+            except asyncio.TimeoutError:
+                task.cancel()
+
+    async def fork(self, s: ServedSession, owner: str) -> ServedSession:
+        """A new served session holding a copy of ``s`` up to its current
+        entry (``s`` goes on unchanged)."""
+        from ..agent import Session
+        from ..app import default_host
+        from ..sessions import fork_session, open_backend
+
+        store = s.opened.store
+        if not hasattr(store, "tree"):
+            raise HubError(400, "this session is not saved: it cannot be forked")
+
+        def fork_() -> Any:
+            backend = open_backend(s.session.agent.config)
+            new_id = fork_session(backend, store.session_id, store.leaf_id, cwd=s.cwd)
+            return default_host().open_session(
+                s.session.agent.config, cwd=s.cwd, session=("resume", new_id)
+            )
+
+        opened = await asyncio.to_thread(fork_)
+        sid = opened.store.session_id
+        f = ServedSession(
+            sid, owner, s.model, s.cwd, time.time(), Session(opened.agent, cwd=s.cwd), opened
+        )
+        self.sessions[sid] = f
+        return f
+
+    async def aclose(self) -> None:
+        for s in list(self.sessions.values()):
+            if s.task is not None and not s.task.done():
+                s.session.cancel()
+                s.task.cancel()
+            try:
+                await asyncio.to_thread(s.opened.close)
+            except Exception as e:  # noqa: BLE001
+                log.debug("closing session %s: %s", s.id, e)
+        self.sessions.clear()
+
+
+def messages_json(s: ServedSession) -> list[dict[str, Any]]:
+    """The conversation as JSON (the session files' message shape: tool
+    results carry their ``tool_use_id``)."""
+    return [m.to_dict() for m in s.session.agent.conversation]

@@ -1,0 +1,172 @@
+"""The agent as an endpoint (``/v1/agent/sessions...``) of a real
+``panto serve``, driving the offline mock model and the real std tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support.serve import start_serve, stop
+
+from panto.serve.settings import hash_key
+
+A = {"authorization": "Bearer key-a"}
+B = {"x-api-key": "key-b"}
+
+
+@pytest.fixture
+def server(isolated_home: Path, tmp_path: Path) -> Iterator[str]:
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "panto" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(
+        f'[serve.keys.a]\nsha256 = "{hash_key("key-a")}"\n[serve.keys.b]\nsha256 = "{hash_key("key-b")}"\n'
+    )
+    proc, url, _ = start_serve({**os.environ, "PANTO_STARTUP_CACHE": "0"}, tmp_path)
+    try:
+        yield url
+    finally:
+        stop(proc)
+
+
+def read_events(
+    url: str,
+    sid: str,
+    headers: dict[str, str],
+    until: str,
+    count: int = 1,
+    after: int | None = None,
+    timeout: float = 60,
+) -> list[dict[str, Any]]:
+    """Events of the session's stream up to the ``count``-th ``until``."""
+    h = dict(headers)
+    if after is not None:
+        h["last-event-id"] = str(after)
+    out: list[dict[str, Any]] = []
+    seen = 0
+    with httpx.stream(
+        "GET", f"{url}/v1/agent/sessions/{sid}/events", headers=h, timeout=timeout
+    ) as r:
+        assert r.status_code == 200
+        ev: dict[str, Any] = {}
+        for line in r.iter_lines():
+            if line.startswith("id: "):
+                ev = {"id": int(line[4:])}
+            elif line.startswith("event: "):
+                ev["event"] = line[7:]
+            elif line.startswith("data: "):
+                ev["data"] = json.loads(line[6:])
+                out.append(ev)
+                if ev["event"] == until:
+                    seen += 1
+                    if seen == count:
+                        return out
+    return out
+
+
+def create(url: str, headers: dict[str, str], cwd: Path) -> str:
+    r = httpx.post(
+        f"{url}/v1/agent/sessions",
+        json={"model": "mock/anthropic", "cwd": str(cwd)},
+        headers=headers,
+    )
+    assert r.status_code == 201, r.text
+    return r.json()["id"]
+
+
+def test_prompt_events_messages_and_replay(server: str, tmp_path: Path) -> None:
+    sid = create(server, A, tmp_path)
+    r = httpx.post(
+        f"{server}/v1/agent/sessions/{sid}/prompts",
+        json={"text": "call bash echo served-hello"},
+        headers=A,
+    )
+    assert r.status_code == 202
+    events = read_events(server, sid, A, "turn.completed")
+    names = [e["event"] for e in events]
+    assert names[0] == "turn.started" and names[-1] == "turn.completed"
+    assert "tool_call_start" in names and "tool_result" in names and "content_delta" in names
+    ids = [e["id"] for e in events]
+    assert ids == list(range(1, len(ids) + 1))
+    result = next(e for e in events if e["event"] == "tool_result")["data"]
+    assert "served-hello" in result["content"]
+    msgs = httpx.get(f"{server}/v1/agent/sessions/{sid}/messages", headers=A).json()["data"]
+    tool_results = [b for m in msgs for b in m["content"] if b.get("type") == "tool_result"]
+    assert (
+        tool_results and "served-hello" in str(tool_results[0]) and tool_results[0]["tool_use_id"]
+    )
+    # replay after a reconnect: exactly the events after the last one seen
+    again = read_events(server, sid, A, "turn.completed", after=ids[2])
+    assert [e["id"] for e in again] == ids[3:]
+    q = httpx.get(f"{server}/v1/agent/sessions/{sid}", headers=A).json()
+    assert q["state"] == "idle" and q["last_event_id"] == ids[-1]
+
+
+def test_busy_session_rejects_or_queues(server: str, tmp_path: Path) -> None:
+    sid = create(server, A, tmp_path)
+    base = f"{server}/v1/agent/sessions/{sid}"
+    assert (
+        httpx.post(base + "/prompts", json={"text": "call bash sleep 2"}, headers=A).status_code
+        == 202
+    )
+    time.sleep(0.3)
+    r = httpx.post(base + "/prompts", json={"text": "hello", "mode": "reject"}, headers=A)
+    assert r.status_code == 409 and "running turn 1" in r.json()["error"]["message"]
+    r = httpx.post(base + "/prompts", json={"text": "after you", "mode": "follow_up"}, headers=A)
+    assert r.status_code == 202 and r.json()["queued"] is True
+    events = read_events(server, sid, A, "turn.completed", count=2)
+    assert [e["data"]["turn"] for e in events if e["event"] == "turn.completed"] == [1, 2]
+    msgs = httpx.get(base + "/messages", headers=A).json()["data"]
+    users = [m for m in msgs if m["role"] == "user"]
+    assert "after you" in json.dumps(users[-1])
+    # every tool call has exactly one result
+    calls = [b["id"] for m in msgs for b in m["content"] if b.get("type") == "tool_use"]
+    results = [
+        b["tool_use_id"] for m in msgs for b in m["content"] if b.get("type") == "tool_result"
+    ]
+    assert sorted(calls) == sorted(results) and len(set(results)) == len(results)
+
+
+def test_abort_ends_the_turn_and_kills_the_tool(server: str, tmp_path: Path) -> None:
+    sid = create(server, A, tmp_path)
+    base = f"{server}/v1/agent/sessions/{sid}"
+    marker = tmp_path / "still-running"
+    httpx.post(base + "/prompts", json={"text": f"call bash sleep 30; touch {marker}"}, headers=A)
+    got: list[list[dict[str, Any]]] = []
+    t = threading.Thread(target=lambda: got.append(read_events(server, sid, A, "turn.aborted")))
+    t.start()
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    assert httpx.post(base + "/abort", headers=A, timeout=30).status_code == 200
+    t.join(20)
+    assert got and got[0][-1]["event"] == "turn.aborted"
+    assert time.monotonic() - t0 < 5
+    assert httpx.get(base, headers=A).json()["state"] == "idle"
+    time.sleep(0.5)
+    assert not marker.exists()
+
+
+def test_keys_see_only_their_sessions_and_fork(server: str, tmp_path: Path) -> None:
+    sid = create(server, A, tmp_path)
+    assert httpx.get(f"{server}/v1/agent/sessions/{sid}", headers=B).status_code == 404
+    assert httpx.get(f"{server}/v1/agent/sessions", headers=B).json()["data"] == []
+    assert httpx.get(f"{server}/v1/agent/sessions", headers={}).status_code == 401
+    httpx.post(
+        f"{server}/v1/agent/sessions/{sid}/prompts", json={"text": "remember this"}, headers=A
+    )
+    read_events(server, sid, A, "turn.completed")
+    r = httpx.post(f"{server}/v1/agent/sessions/{sid}/fork", headers=A)
+    assert r.status_code == 201
+    fid = r.json()["id"]
+    assert fid != sid
+    a = httpx.get(f"{server}/v1/agent/sessions/{sid}/messages", headers=A).json()["data"]
+    f = httpx.get(f"{server}/v1/agent/sessions/{fid}/messages", headers=A).json()["data"]
+    assert [m["role"] for m in f] == [m["role"] for m in a] and "remember this" in json.dumps(f)
+    ids = {s["id"] for s in httpx.get(f"{server}/v1/agent/sessions", headers=A).json()["data"]}
+    assert ids == {sid, fid}
