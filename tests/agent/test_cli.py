@@ -162,3 +162,36 @@ def test_a_prompt_that_is_not_utf8_is_replaced_visibly(tmp_path):
         [*base, "-p", "again", "--continue"], capture_output=True, timeout=60, env=env, cwd=tmp_path
     )
     assert r.returncode == 0 and r.stdout.decode().strip() == "You said: again", r.stderr
+
+
+def test_a_base_url_without_a_scheme_fails_at_once():
+    """Issue 23 item 7: not seconds of connection retries, one usage line."""
+    import time
+
+    t0 = time.monotonic()
+    r = panto(
+        "-p",
+        "hi",
+        "--model",
+        "openai/x",
+        "--base-url",
+        "127.0.0.1:9/v1",
+        "--no-session",
+        env={"OPENAI_API_KEY": "k"},
+    )
+    assert time.monotonic() - t0 < 5
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (
+        "panto: --base-url: expected a URL starting with http:// or https:// "
+        "(e.g. \"https://api.example.com/v1\"), got '127.0.0.1:9/v1' (no http:// or https:// scheme)\n"
+    )
+    r = panto(
+        "-p",
+        "hi",
+        "--model",
+        "openai/x",
+        "--no-session",
+        env={"OPENAI_API_KEY": "k", "PANTO_BASE_URL": "localhost:8080"},
+    )
+    assert r.returncode == 2 and "PANTO_BASE_URL: base_url: expected a URL" in r.stderr
+    assert "retrying" not in r.stderr

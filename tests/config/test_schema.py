@@ -93,6 +93,42 @@ def test_huge_or_infinite_timeouts_are_refused(project: Path, text: str, message
         Config.load(env={}, cwd=project)
 
 
+URL = 'expected a URL starting with http:// or https:// (e.g. "https://api.example.com/v1")'
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('base_url = "127.0.0.1:9/v1"', f"base_url: {URL}, got '127.0.0.1:9/v1' (no http:// or"),
+        (
+            '[providers.my]\nwire = "openai-chat"\nbase_url = "api.example.com/v1"',
+            f"providers.my.base_url: {URL}, got 'api.example.com/v1'",
+        ),
+        ('base_url = "ftp://h/v1"', "(unsupported scheme ftp://)"),
+        ('base_url = "https:///v1"', "(no host)"),
+    ],
+)
+def test_a_base_url_without_a_scheme_is_a_config_error(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """Issue 23 item 7: it was retried for seconds as a connection error."""
+    write(tmp_path / "panto" / "config.toml", text + "\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Config.load(env={"XDG_CONFIG_HOME": str(tmp_path)}, cwd=tmp_path)
+
+
+def test_a_base_url_set_from_python_is_checked_before_any_request() -> None:
+    """No request, no retry: the first turn raises the ConfigError."""
+    from panto.app import open_agent
+
+    config = Config(provider="openai", model="m", base_url="localhost:8080/v1", api_key="k")
+    agent = open_agent(config)
+    agent.submit_user_message("hi")
+    with pytest.raises(ConfigError, match=re.escape(f"base_url: {URL}, got 'localhost:8080/v1'")):
+        with agent.run() as stream:
+            list(stream)
+
+
 def test_a_day_is_still_a_valid_timeout(project: Path) -> None:
     write(project / ".panto" / "config.toml", "[tools]\ntimeout = 86400\n")
     assert Config.load(env={}, cwd=project).tool_timeout == 86400.0

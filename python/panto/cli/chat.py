@@ -290,6 +290,13 @@ def _config(args: Args | argparse.Namespace) -> Config:
         if args.model:
             config = config.with_model(args.model)
         if args.base_url:
+            from ..config.schema import URL_EXPECTED, url_problem
+
+            problem = url_problem(args.base_url)
+            if problem:
+                usage_error(
+                    f"--base-url: expected {URL_EXPECTED}, got {args.base_url!r} ({problem})"
+                )
             config.base_url = args.base_url
         config.resolve_api_key()  # fail early, naming the variable to set
     except ConfigError as e:

@@ -446,7 +446,15 @@ class Config:
         return p.wire
 
     def resolve_base_url(self) -> str:
-        return (self.base_url or self.provider_config.base_url).rstrip("/")
+        """The base URL; ConfigError when it is not an http(s) URL (a typo
+        must not become seconds of connection retries)."""
+        url = (self.base_url or self.provider_config.base_url).rstrip("/")
+        from .schema import URL_EXPECTED, url_problem
+
+        problem = None if self.provider_config.mock else url_problem(url)
+        if problem:
+            raise ConfigError(f"base_url: expected {URL_EXPECTED}, got {url!r} ({problem})")
+        return url
 
     def resolve_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The key from the config, else the provider's env variable.  Raises

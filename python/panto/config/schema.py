@@ -149,6 +149,34 @@ class Str(Spec):
         return v
 
 
+URL_EXPECTED = 'a URL starting with http:// or https:// (e.g. "https://api.example.com/v1")'
+
+
+def url_problem(v: str) -> str | None:
+    """Why ``v`` is not a usable base URL (None: it is): without a scheme it
+    was retried for seconds as a connection error."""
+    scheme, sep, rest = v.strip().partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return "no http:// or https:// scheme" if not sep else f"unsupported scheme {scheme}://"
+    if not rest or rest.startswith(("/", ":")):
+        return "no host"
+    return None
+
+
+class Url(Str):
+    def __init__(self) -> None:
+        super().__init__(URL_EXPECTED, nonempty=True)
+
+    def check(self, v: Any, parts: tuple[str, ...], where: str) -> Any:
+        super().check(v, parts, where)
+        problem = url_problem(v)
+        if problem:
+            raise ConfigError(
+                f"{where}: {dotted(*parts)}: expected {self.expected}, got {v!r} ({problem})"
+            )
+        return v
+
+
 class Num(Spec):
     def __init__(
         self,
@@ -363,7 +391,7 @@ _PROVIDER_NAME = LazyPattern(r"[A-Za-z0-9_-]+")
 _PROVIDER = Table(
     {
         "wire": Enum(*PROVIDER_WIRES),
-        "base_url": Str("a URL (a string)", nonempty=True),
+        "base_url": Url(),
         "api_key_env": Str("the name of an environment variable", nonempty=True),
         "api_key": Str("a string (better: api_key_env)"),
         "headers": Map(Str(), LazyPattern(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"), "an HTTP header name"),
@@ -411,7 +439,7 @@ MODEL_FIELDS: dict[str, Spec] = {
 SCHEMA = Table(
     {
         "model": Str('provider/model, e.g. "anthropic/claude-sonnet-4-5"', nonempty=True),
-        "base_url": Str("a URL (a string)", nonempty=True),
+        "base_url": Url(),
         "system_prompt": Str(),
         "append_system_prompt": Str(),
         "max_tokens": _POS_INT,
