@@ -108,3 +108,22 @@ def test_timeout_from_config(runtime: LuaRuntime) -> None:
     assert out.is_error and "timed out" in out.content
     src = LuaToolSource(runtime, default_timeout=0.1)
     assert src.invoke_batch([ToolCall("x", "slow2", {})])[0].is_error
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        ToolCall("b", "bash", {"command": "ls"}),
+        ToolCall("g", "grep", {"pattern": "x"}),
+    ],
+    ids=["bash", "grep"],
+)
+def test_a_caught_error_passed_to_fail_names_no_install_path(
+    runtime: LuaRuntime, tmp_path: Path, call: ToolCall
+) -> None:
+    """panto.fail(caught_error) drops the "…/std/bash.lua:28: " location;
+    grep no longer mistakes a missing working directory for a missing grep."""
+    gone = tmp_path / "gone"
+    out = LuaToolSource(runtime, cwd=str(gone)).invoke_batch([call])[0]
+    assert out.is_error
+    assert out.content == f"No such file or directory: {gone}"

@@ -300,7 +300,10 @@ rt.msgh = msgh
 
 -- An expected failure: the message reaches the model as-is (no traceback).
 function panto.fail(message)
-  error(setmetatable({ message = tostring(message) }, FAIL), 0)
+  -- a caught error passed on ("…/std/bash.lua:28: No such file …"): the
+  -- model needs no install path
+  message = tostring(message):gsub("^[^%s:]+%.lua:%d+: ", "", 1)
+  error(setmetatable({ message = message }, FAIL), 0)
 end
 rt.error_message = error_message
 

@@ -74,7 +74,10 @@ local function search(cmd, args, cwd)
     cmd = cmd, args = args, cwd = cwd, timeout = TIMEOUT, output_limit = OUTPUT_LIMIT,
   })
   if not ok then
-    if tostring(r):find("No such file", 1, true) then return nil end  -- not installed
+    if tostring(r):find("No such file", 1, true) then
+      if not panto.fs.exists(cwd or ".") then panto.fail(r) end  -- the directory is gone
+      return nil  -- not installed
+    end
     panto.fail(r)
   end
   return r
