@@ -98,3 +98,16 @@ def test_tab_completes_commands_paths_and_models(env: Env, term: Callable[..., P
     t.send("/ex\t\t")  # two candidates: the second Tab lists them
     t.pump()
     assert "/exit" in t.screen_text() and "/expand" in t.screen_text()
+
+
+def test_without_a_key_the_repl_says_so_once_and_answers_with_the_mock(
+    env: Env, term: Callable[..., Pty]
+) -> None:
+    t = term()  # no key, no --model, no config
+    t.prompt()
+    t.line("hello")
+    t.expect("You said: hello")
+    t.prompt()
+    t.pump()
+    assert t.raw.count("no API key (set ANTHROPIC_API_KEY or OPENAI_API_KEY)") == 1
+    assert "this is the offline mock model, which echoes" in t.raw
