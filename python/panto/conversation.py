@@ -541,10 +541,12 @@ def _make_fast_from_dict() -> Callable[[dict[str, Any]], Message] | None:
         "server": server,
     }
 
+    roles = frozenset(("system", "user", "assistant", "tool"))
+
     def convert(d: dict[str, Any]) -> Message:
         o = new(Message)
         r = d["role"]
-        if type(r) is not str:  # (only strings go into the shared pool: 1 == True)
+        if r not in roles:  # an unknown role (or not a string): the careful path
             raise TypeError
         m_role(o, shared(r, r))
         c = d["content"]

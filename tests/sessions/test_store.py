@@ -352,10 +352,6 @@ def test_not_a_session_file(tmp_path: Path) -> None:
             '{"type":"model_change","id":"zz","parent_id":"nope","timestamp":"t"}',
             "unknown parent_id",
         ),
-        (
-            '{"type":"message","id":"zz","parent_id":null,"message":{"role":"user","content":[{"type":"bogus"}]}}',
-            "bad message",
-        ),
         ('{"type":"message","id":7,"parent_id":null}', "no type or id"),
     ],
 )
@@ -371,6 +367,23 @@ def test_corrupt_middle_line_names_file_and_line(
     assert f"{p}:5:" in str(exc.value) and what in str(exc.value)
     with pytest.raises(SessionError, match=":5:"):
         FSJSONLStore.open(p)
+
+
+def test_an_unreadable_message_is_a_placeholder_not_an_error(
+    sessions_dir: Path, workdir: str
+) -> None:
+    """A message this panto cannot read (a block type it does not know) is
+    not a corrupt line: it loads as a visible placeholder, with a warning
+    naming the file and line (tests/sessions/test_poison.py: every store)."""
+    p = _make_session(sessions_dir, workdir)
+    lines = file_lines(p)
+    e = json.loads(lines[4])
+    e["message"] = {"role": "user", "content": [{"type": "bogus"}]}
+    lines[4] = json.dumps(e)
+    p.write_text("\n".join(lines) + "\n")
+    with pytest.warns(SessionWarning, match=rf"{p}: line 5: a message this panto cannot read"):
+        loaded = read_session(p)
+    assert any("'bogus' block" in m.text for m in loaded.conversation)
 
 
 def test_corrupt_utf8_in_middle_line(sessions_dir: Path, workdir: str) -> None:

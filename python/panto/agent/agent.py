@@ -47,6 +47,7 @@ from ..errors import PantoError, SessionError, ToolError
 from ..hooks import AgentHooks, ToolCallDecision
 from ..logs import get_logger
 from ..models import model_info
+from ..storable import clean_message
 from ..tools import Tool, ToolDecl, ToolSource
 from .hooks import HookChain
 from .stream import AsyncStream, Stream
@@ -127,6 +128,7 @@ class Agent:
             text = self._hooks.user_message(text)
         head = (Text(text),) if text or not (images or files) else ()
         msg = Message("user", (*head, *files, *images))
+        msg = clean_message(msg)  # NUL, bytes that were not UTF-8: shown visibly
         with self._lock:
             if self.running:  # the turn commits it (``TurnContext.steering``)
                 self._queued.append(msg)
@@ -167,7 +169,7 @@ class Agent:
         prompt; ``replace`` removes earlier system messages first."""
         if mode not in ("append", "replace"):
             raise ValueError(f"mode must be 'append' or 'replace', not {mode!r}")
-        msg = Message("system", (Text(text),))
+        msg = clean_message(Message("system", (Text(text),)))
         if mode == "replace":
             kept = [m for m in self.conversation if m.role != "system"]
             self.conversation.clear()

@@ -246,6 +246,8 @@ class ToolRound:
             return []  # late result of a group that timed out or was cancelled
         g.done = True
         for i, o in zip(g.indices, outs):
+            if o is not None:
+                o = _storable(o)
             if o is not None and o.images:
                 o = _checked_images(o)
             self.results[i] = o if o is not None else ToolOutput("no result", True)
@@ -641,7 +643,12 @@ class Turn:
     # -- helpers -------------------------------------------------------------------------
 
     def _commit(self, *messages: Message) -> None:
+        from ..storable import clean_message
+
         conv = self.ctx.conversation
+        # what a session cannot store or a provider cannot take (NUL, lone
+        # surrogates) is shown visibly instead: panto.storable
+        messages = tuple(clean_message(m) for m in messages)
         for m in messages:
             conv.append(m)
             self.messages.append(m)
@@ -675,6 +682,18 @@ def _unique_call_ids(msg: Message, history: Sequence[Message]) -> Message:
             seen.add(b.id)
         content.append(b)
     return dataclasses.replace(msg, content=tuple(content))
+
+
+def _storable(o: ToolOutput) -> ToolOutput:
+    """``o`` with NUL bytes and text that is not valid Unicode shown
+    visibly (``panto.storable``), and a note saying so for the model."""
+    from ..storable import Cleaned, clean_note, clean_text
+
+    counts = Cleaned()
+    text = clean_text(o.content, counts)
+    if not counts:
+        return o
+    return ToolOutput(f"{text}\n{clean_note(counts)}", o.is_error, o.images)
 
 
 def _checked_images(o: ToolOutput) -> ToolOutput:

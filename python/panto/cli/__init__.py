@@ -93,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except KeyboardInterrupt as e:
+        if argv is None:
+            _quiet_shutdown()
         signals = sys.modules.get("panto.cli.signals")  # imported by the agent modes only
         if signals is not None and isinstance(e, signals.Terminated):  # SIGTERM / SIGHUP
             _say(f"panto: {e.name}: stopped; everything saved so far is kept")
@@ -109,6 +111,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return 141
+    finally:
+        if argv is None:  # the process's own command line: it ends after this
+            _quiet_shutdown()
+
+
+def _quiet_shutdown() -> None:
+    """What panto does after ``main`` -- the ``atexit`` handlers (the Lua
+    runtime waits for a tool blocked in a read, the database pools close)
+    and the joins of threads -- must not end in a traceback when a signal
+    arrives meanwhile (a second Ctrl-C, a SIGTERM): from here on SIGINT,
+    SIGTERM and SIGHUP end the process at once, with 128 + the signal's
+    number.  Everything of the session was saved before ``main`` returned."""
+    import os
+    import signal
+
+    def now(signum: int, frame: object) -> None:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(128 + signum)
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        num = getattr(signal, name, None)
+        if num is not None:
+            try:
+                signal.signal(num, now)
+            except (OSError, ValueError):  # not the main thread
+                pass
 
 
 def _say(line: str) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError, PantoError
 from . import signals
-from .common import load_config, usage_error, valid_text, warn
+from .common import load_config, one_line_warnings, usage_error, valid_text, warn
 from .oneshot import FORMATS, one_shot
 
 if TYPE_CHECKING:
@@ -397,8 +397,10 @@ def _debug_logging() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(list(sys.argv[1:] if argv is None else argv))
     _check_args(args)
-    if args.debug or os.environ.get("PANTO_DEBUG"):
+    debug = bool(args.debug or os.environ.get("PANTO_DEBUG"))
+    if debug:
         _debug_logging()
+    one_line_warnings(debug)
     signals.install()
     config = _config(args)
     prompt: str | None = None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["load_config", "usage_error", "valid_text", "warn", "EXIT_USAGE"]
+__all__ = ["load_config", "one_line_warnings", "usage_error", "valid_text", "warn", "EXIT_USAGE"]
 
 #: exit status of a usage or configuration error
 EXIT_USAGE = 2
@@ -60,3 +60,46 @@ def load_config(prog: str = "panto", **overrides: Any) -> Config:
         usage_error(str(e), prog)
     except RecursionError:
         usage_error("config: a TOML file is nested too deeply to read", prog)
+
+
+def one_line_warnings(debug: bool = False) -> None:
+    """Warnings from the library as one ``panto: warning: ...`` line each,
+    each shown once.  A ``SessionWarning`` (a torn session file, a message
+    read as a placeholder) is also logged by ``panto.sessions``: only the log
+    record is shown, never also a raw Python warning with its source line.
+    panto's logged warnings get the ``panto: warning:`` prefix (with
+    ``--debug`` its own handler shows them).  ``logging`` stays unimported
+    until something is logged (start-up)."""
+    import warnings
+
+    default = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+        if getattr(category, "__name__", "") == "SessionWarning":
+            return  # logged as well: printed by the handler below
+        default(message, category, filename, lineno, *rest)
+
+    warnings.showwarning = show
+    if debug:
+        return
+    from ..logs import on_logging_import
+
+    def install() -> None:
+        import logging
+
+        seen: set[str] = set()
+
+        def once(record: logging.LogRecord) -> bool:
+            msg = record.getMessage()
+            if msg in seen:
+                return False
+            seen.add(msg)
+            return True
+
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter("panto: warning: %(message)s"))
+        handler.addFilter(once)
+        logging.getLogger("panto").addHandler(handler)
+
+    on_logging_import(install)

@@ -341,6 +341,9 @@ _SUBCOMMANDS = {"tree": _tree_main, "export": _export_main, "import": _import_ma
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .common import one_line_warnings
+
+    one_line_warnings()
     argv = list(argv) if argv is not None else sys.argv[1:]
     if argv and argv[0] in _SUBCOMMANDS:
         return _SUBCOMMANDS[argv[0]](argv[1:])

@@ -107,9 +107,15 @@ class Provider(ABC):
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[ToolDecl]
     ) -> PreparedRequest:
-        body = json.dumps(
-            self.body(messages, tools), ensure_ascii=False, separators=(",", ":")
-        ).encode()
+        text = json.dumps(self.body(messages, tools), ensure_ascii=False, separators=(",", ":"))
+        try:
+            body = text.encode()
+        except UnicodeEncodeError:
+            # lone surrogates (a session stored before panto.storable cleaned
+            # them): sent as U+FFFD, never a crashed request
+            from ..storable import clean_text
+
+            body = clean_text(text).encode()
         return PreparedRequest(self.url, self.headers(), body, self.secrets)
 
     def error_from_response(

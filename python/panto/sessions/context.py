@@ -156,8 +156,13 @@ def entries_of(dicts: Iterable[dict[str, Any]], where: str) -> Entries:
         if e["type"] == "message":
             try:
                 m = message_from_dict(e["message"])
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise SessionError(f"{where}: entry {e['id']}: bad message: {exc!r}") from None
+                if m.role not in ("system", "user", "assistant", "tool"):
+                    raise ValueError(m.role)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                from .repair import read_message, warn_session
+
+                m, problem = read_message(e.get("message"))
+                warn_session(f"session {where}: entry {e['id']}: {problem}")
             out.add("message", e["id"], e.get("parent_id"), m, e.get("system_mode"))
         else:
             out.add(e["type"], e["id"], e.get("parent_id"), e, None)

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..conversation import SHARED_STRINGS, Message, fast_message_from_dict
+from ..conversation import SHARED_STRINGS, fast_message_from_dict
 from ..errors import SessionError
 from .context import MESSAGE, Entries
+from .repair import read_message, warn_session
 
 __all__ = ["FORMAT_VERSION", "check_header", "dump_line", "gc_paused", "parse_file", "parse_lines"]
 
@@ -80,6 +81,8 @@ class Parsed(Entries):
     size: int = 0  # bytes in the file
     good_size: int = -1  # bytes up to the end of the last complete batch (-1: all complete lines)
     dropped: list[str] = field(default_factory=list)  # what was ignored, for the warning
+    #: messages read as placeholders (``read_message``), for a warning
+    repaired: list[str] = field(default_factory=list)
     # the first entry of a batch whose last entry has not been seen yet:
     # (entry index, chunk text, position in it, file offset of the chunk)
     batch: tuple[int, str, int, int] | None = None
@@ -243,7 +246,9 @@ def scan_entries(
         except (StopIteration, ValueError, KeyError, TypeError, AttributeError, IndexError):
             stop = find("\n", pos)
             lineno = lines + text.count("\n", 0, pos) + 1
-            rec = _slow_entry(text[pos:stop], lineno, where, final and stop + 1 == n_chars)
+            rec = _slow_entry(
+                text[pos:stop], lineno, where, final and stop + 1 == n_chars, p.repaired
+            )
             if rec is None:  # a blank line
                 pos = stop + 1
                 continue
@@ -283,7 +288,9 @@ def scan_entries(
     return ok
 
 
-def _slow_entry(line: str, lineno: int, where: str, may_be_torn: bool) -> Any:
+def _slow_entry(
+    line: str, lineno: int, where: str, may_be_torn: bool, repaired: list[str] | None = None
+) -> Any:
     """One entry line with every check: (kind, id, parent_id, payload,
     system_mode, more), None for a blank line, _BAD for an unparsable line
     that may be a torn tail; else SessionError."""
@@ -304,11 +311,17 @@ def _slow_entry(line: str, lineno: int, where: str, may_be_torn: bool) -> Any:
         raise SessionError(f"{where}:{lineno}: corrupt session entry (bad parent_id)")
     if kind != "message":
         return (kind, eid, pid, e, None, e.get("more"))
-    try:
-        m = Message.from_dict(e["message"])
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise SessionError(f"{where}:{lineno}: bad message entry: {exc!r}") from None
+    m, problem = read_message(e.get("message"))
+    if problem is not None and repaired is not None:
+        repaired.append(f"line {lineno}: {problem}")
     return (kind, eid, pid, m, e.get("system_mode"), e.get("more"))
+
+
+def warn_repaired(where: str, parsed: Parsed) -> None:
+    """A ``SessionWarning`` (and a logged warning) naming the messages that
+    were read as placeholders."""
+    if parsed.repaired:
+        warn_session(f"session {where}: " + "; ".join(parsed.repaired[:5]))
 
 
 def parse_lines(text: str, where: str) -> Entries:
@@ -324,4 +337,5 @@ def parse_lines(text: str, where: str) -> Entries:
     k = p.check_ids()
     if k is not None:
         raise SessionError(f"{where}: {p.error_for(k)}")
+    warn_repaired(where, p)
     return p

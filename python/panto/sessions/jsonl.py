@@ -45,7 +45,7 @@ from .base import (
     starts_conversation,
 )
 from .context import Entries, TreeOps, build_context, entries_of
-from .fastload import FORMAT_VERSION, Parsed, dump_line, gc_paused, parse_file
+from .fastload import FORMAT_VERSION, Parsed, dump_line, gc_paused, parse_file, warn_repaired
 
 __all__ = ["FSJSONLStore", "cwd_slug", "default_sessions_dir", "read_session"]
 
@@ -293,7 +293,8 @@ class FSJSONLStore(TreeOps):
             os.ftruncate(fd, self._good_size)
             if self._durability == "fsync":
                 os.fsync(fd)
-            log.warning(
+            # (info: the load's warning said it would be cut off)
+            log.info(
                 "session file %s: cut off %d bytes of torn tail", self._path, size - self._good_size
             )
             self._size = self._good_size
@@ -465,6 +466,7 @@ def _fsync_dir(path: Path) -> None:
 
 
 def _warn_dropped(path: Path, parsed: Parsed) -> None:
+    warn_repaired(str(path), parsed)
     if parsed.dropped:
         msg = (
             f"session file {path}: ignoring {'; '.join(parsed.dropped)} "

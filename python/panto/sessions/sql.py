@@ -33,6 +33,7 @@ from typing import Any
 
 from ..conversation import Message
 from ..errors import SessionError
+from ..storable import clean_message, clean_text, clean_value
 from .base import (
     Builder,
     Durability,
@@ -464,7 +465,10 @@ class SQLStore(TreeOps):
     ) -> list[str]:
         if not messages:
             return []
-        return self._append_entries(message_payloads(messages, system_mode))
+        # PostgreSQL's text and jsonb take neither NUL nor lone surrogates:
+        # shown visibly instead (panto.storable), the same in SQLite
+        msgs = [clean_message(m) for m in messages]
+        return self._append_entries(message_payloads(msgs, system_mode))
 
     def append_model_change(self, provider: str, model: str) -> str:
         eid = self._append_entries([{"type": "model_change", "provider": provider, "model": model}])
@@ -473,7 +477,8 @@ class SQLStore(TreeOps):
 
     def append_compaction(self, summary: str, first_kept_id: str | None, tokens_before: int) -> str:
         self._b.check_known(first_kept_id, "compaction: unknown first_kept_id")
-        return self._append_entries([compaction_payload(summary, first_kept_id, tokens_before)])[0]
+        payload = compaction_payload(clean_text(summary), first_kept_id, tokens_before)
+        return self._append_entries([payload])[0]
 
     # -- reading
 
@@ -629,6 +634,8 @@ def import_sql_session(d: Dialect, header: dict[str, Any], entries: list[dict[st
     in one transaction; its id must be new to the database."""
     sid = str(header["id"])
     where = f"{d.where()} session {sid}"
+    entries = [clean_value(e) for e in entries]  # NUL, lone surrogates: panto.storable
+    header = clean_value(header)
     es = entries_of(entries, where)
     loaded = build_context(es, where)
     chain = es.chain(where)

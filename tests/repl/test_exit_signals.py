@@ -1,0 +1,77 @@
+"""Leaving panto never ends in a traceback: a second Ctrl-C, or a SIGTERM,
+while panto's shutdown waits for a tool blocked in a read (the Lua
+runtime's atexit handler), ends it at once and quietly; a torn session
+file's warning is printed once, as one ``panto: warning:`` line, never also
+as a raw Python warning."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import pytest
+from support.repl import Env, Pty
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def _blocked_in_shutdown(env: Env, term: Callable[..., Pty], *args: str) -> Pty:
+    """``panto`` with a ``read`` of a FIFO running, cancelled with Ctrl-C:
+    the turn ends, and the Lua runtime's shutdown waits for the blocked
+    read."""
+    os.mkfifo(env.cwd / "fifo")
+    t = term("--model", "mock/anthropic", *args)
+    if "-p" not in args:
+        t.prompt()
+        t.line("call read fifo")
+    t.expect(r"read\(")
+    time.sleep(0.8)  # the read is blocked
+    t.send("\x03")
+    t.expect("cancelled")
+    if "-p" not in args:
+        t.prompt()
+        t.send("\x04")  # Ctrl-D: leave the REPL
+    time.sleep(1.0)
+    if not t.child.isalive():
+        pytest.skip("nothing blocks panto's shutdown here (a read of a FIFO returns at once)")
+    return t
+
+
+def _clean(t: Pty) -> None:
+    assert "Traceback" not in t.raw and "Exception ignored" not in t.raw, t.raw[-2000:]
+
+
+@pytest.mark.parametrize("mode", ["print", "repl"])
+def test_a_second_ctrl_c_during_shutdown_exits_quietly(
+    env: Env, term: Callable[..., Pty], mode: str
+) -> None:
+    t = _blocked_in_shutdown(env, term, *(["-p", "call read fifo"] if mode == "print" else []))
+    t.send("\x03")
+    status = t.wait_exit(timeout=10)
+    _clean(t)
+    assert status == 130
+
+
+def test_sigterm_during_shutdown_exits_quietly(env: Env, term: Callable[..., Pty]) -> None:
+    t = _blocked_in_shutdown(env, term, "-p", "call read fifo")
+    t.child.kill(signal.SIGTERM)
+    status = t.wait_exit(timeout=10)
+    _clean(t)
+    assert status == 143
+
+
+def test_a_torn_session_file_is_reported_once(env: Env) -> None:
+    env.vars["PANTO_SESSION_DIR"] = str(env.home / "sessions")
+    r = env.run("-p", "hello", "--model", "mock/anthropic", "--no-extensions")
+    assert r.returncode == 0, r.stderr
+    (path,) = list((env.home / "sessions").rglob("*.jsonl"))
+    with open(path, "a") as f:
+        f.write('{"type":"mess')  # a crash in the middle of a write
+    r = env.run("-p", "again", "--continue", "--model", "mock/anthropic", "--no-extensions")
+    assert r.returncode == 0, r.stderr
+    torn = [line for line in r.stderr.splitlines() if "torn" in line or "cut off" in line]
+    assert len(torn) == 1, r.stderr
+    assert torn[0].startswith(f"panto: warning: session file {path}: ignoring a torn last line")
+    assert "SessionWarning" not in r.stderr and "Traceback" not in r.stderr
