@@ -48,8 +48,10 @@ class Stub:
 
 
 def _project(env: Env, server: ScriptedServer) -> None:
-    d = env.cwd / ".panto"
-    d.mkdir()
+    """The report's configuration, in the user config (a project's would
+    ask for trust first)."""
+    d = Path(env.vars["XDG_CONFIG_HOME"]) / "panto"
+    d.mkdir(parents=True, exist_ok=True)
     (d / "config.toml").write_text(
         'model = "stub/m"\n'
         "[providers.stub]\n"

@@ -1,15 +1,15 @@
 """Leaving panto never ends in a traceback: a second Ctrl-C, or a SIGTERM,
-while panto's shutdown waits for a tool blocked in a read (the Lua
-runtime's atexit handler), ends it at once and quietly; a torn session
+while panto's shutdown waits for a blocked tool (the Lua runtime's atexit
+handler), ends it at once and quietly; a torn session
 file's warning is printed once, as one ``panto: warning:`` line, never also
 as a raw Python warning."""
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from support.repl import Env, Pty
@@ -17,25 +17,41 @@ from support.repl import Env, Pty
 pytestmark = pytest.mark.timeout(90)
 
 
+#: a user extension whose tool blocks in one long C call (an exponential
+#: Lua pattern match: minutes), which the count hook cannot interrupt
+BLOCKER = """
+return {
+  name = "blocker",
+  description = "blocks in one long C call",
+  timeout = 600,
+  handler = function(input, ctx)
+    local n = 34
+    local s = ("a"):rep(n)
+    return tostring(s:find(("a?"):rep(n) .. ("a"):rep(n)))
+  end,
+}
+"""
+
+
 def _blocked_in_shutdown(env: Env, term: Callable[..., Pty], *args: str) -> Pty:
-    """``panto`` with a ``read`` of a FIFO running, cancelled with Ctrl-C:
-    the turn ends, and the Lua runtime's shutdown waits for the blocked
-    read."""
-    os.mkfifo(env.cwd / "fifo")
+    """``panto`` with a tool blocked in a C call, cancelled with Ctrl-C:
+    the turn ends, and the Lua runtime's shutdown waits for the tool."""
+    ext = Path(env.vars["XDG_CONFIG_HOME"]) / "panto" / "extensions"
+    ext.mkdir(parents=True)
+    (ext / "blocker.lua").write_text(BLOCKER)
     t = term("--model", "mock/anthropic", *args)
     if "-p" not in args:
         t.prompt()
-        t.line("call read fifo")
-    t.expect(r"read\(")
-    time.sleep(0.8)  # the read is blocked
+        t.line("call blocker")
+    t.expect(r"blocker\(")
+    time.sleep(0.8)  # the tool is blocked
     t.send("\x03")
     t.expect("cancelled")
     if "-p" not in args:
         t.prompt()
         t.send("\x04")  # Ctrl-D: leave the REPL
     time.sleep(1.0)
-    if not t.child.isalive():
-        pytest.skip("nothing blocks panto's shutdown here (a read of a FIFO returns at once)")
+    assert t.child.isalive()  # the shutdown waits for the blocked tool
     return t
 
 
@@ -47,7 +63,7 @@ def _clean(t: Pty) -> None:
 def test_a_second_ctrl_c_during_shutdown_exits_quietly(
     env: Env, term: Callable[..., Pty], mode: str
 ) -> None:
-    t = _blocked_in_shutdown(env, term, *(["-p", "call read fifo"] if mode == "print" else []))
+    t = _blocked_in_shutdown(env, term, *(["-p", "call blocker"] if mode == "print" else []))
     t.send("\x03")
     status = t.wait_exit(timeout=10)
     _clean(t)
@@ -55,7 +71,7 @@ def test_a_second_ctrl_c_during_shutdown_exits_quietly(
 
 
 def test_sigterm_during_shutdown_exits_quietly(env: Env, term: Callable[..., Pty]) -> None:
-    t = _blocked_in_shutdown(env, term, "-p", "call read fifo")
+    t = _blocked_in_shutdown(env, term, "-p", "call blocker")
     t.child.kill(signal.SIGTERM)
     status = t.wait_exit(timeout=10)
     _clean(t)
