@@ -121,3 +121,48 @@ def test_cancelled_auto_compaction_changes_nothing_and_keeps_the_prompt(
         "prompt two: rename div to divide everywhere",
         "ok: prompt two: rename div to divide everywhere",
     ]
+
+
+def test_async_cancel_during_auto_compaction_changes_nothing() -> None:
+    """The async driver: the summary runs in a worker thread; cancelling
+    the turn's stream cancels it too, and nothing is recorded."""
+    import asyncio
+
+    from panto.sessions.memory import MemoryStore
+
+    hang = HangOnce()
+    store = MemoryStore()
+    with ScriptedServer(responder=hang) as server:
+        config = make_config(
+            server,
+            WIRE,
+            models={"openai/test-model": {"context_window": 1500}},
+            compaction_reserve_tokens=100,
+        )
+        agent = Agent(config, store=store)
+        agent.submit_user_message("hello one")
+        with agent.run() as s:
+            list(s)
+        agent.submit_user_message("prompt two")
+        before = list(agent.conversation)
+
+        async def main() -> list[Any]:
+            stream = agent.run_async()
+            seen: list[Any] = []
+
+            async def consume() -> None:
+                async for ev in stream:
+                    seen.append(ev)
+
+            task = asyncio.create_task(consume())
+            assert await asyncio.to_thread(hang.hung.wait, 10)
+            stream.close()
+            await asyncio.wait_for(task, 10)
+            return seen
+
+        seen = asyncio.run(main())
+        agent.close()
+    assert any(isinstance(e, CompactionStart) for e in seen)
+    assert not any(isinstance(e, CompactionEnd) for e in seen)
+    assert list(agent.conversation) == before
+    assert not [e for e in store.entries if e.get("type") == "compaction"]
