@@ -11,6 +11,10 @@
 #   5. Go binding (when bindings-go/ exists and `go` is installed): gofmt, vet, test -race
 #   6. pytest; tests marked slow (the long crash-point sweeps, the full secrets
 #      matrix) run only with PANTO_SLOW=1
+#   7. the oldest and newest supported Pythons (3.10, 3.13): a venv each
+#      (.venv-3.10, .venv-3.13) and a smoke of the async and CLI tests; the
+#      interpreters are found as python3.10 / python3.13 on PATH or under
+#      pyenv (PANTO_PY310 / PANTO_PY313 name them; PANTO_SKIP_PYVERS=1 skips)
 #
 # Every stage runs even if an earlier one failed (except those that need the
 # venv when it could not be built); the exit status is non-zero if any failed.
@@ -126,6 +130,43 @@ py_tests() {
     "$VENV/bin/python" -m pytest -q --durations=15 "${select[@]}" tests
 }
 
+# The async and CLI tests that run on every supported Python (the async
+# driver must not use 3.11+ APIs such as asyncio.timeout without a fallback).
+PYVERS_SMOKE=(
+    tests/agent/test_session.py
+    tests/agent/test_many_sessions.py
+    tests/agent/test_cancel.py
+    tests/agent/test_retries.py
+    tests/integration/test_cli.py
+)
+
+find_python() {
+    # $1: 3.10 or 3.13; $2: an explicit interpreter (may be empty)
+    local want=$1 given=$2 p
+    if [ -n "$given" ]; then echo "$given"; return 0; fi
+    if command -v "python$want" >/dev/null 2>&1; then command -v "python$want"; return 0; fi
+    for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$want".*/bin/python; do
+        [ -x "$p" ] && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+py_version_smoke() {
+    # $1: 3.10 or 3.13; $2: PANTO_PY310 / PANTO_PY313; the rest: pytest options
+    local want=$1 py venv="$ROOT/.venv-$1"
+    local extra=("${@:3}")
+    py=$(find_python "$want" "$2") || {
+        echo "no Python $want found (install it, or name it with PANTO_PY${want/./})"
+        return 1
+    }
+    if ! "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
+        rm -rf "$venv"
+        "$py" -m venv "$venv" || return 1
+    fi
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check '.[test,lua]' &&
+        "$venv/bin/python" -m pytest -q -p no:cacheprovider "${extra[@]}" "${PYVERS_SMOKE[@]}"
+}
+
 stage "C core: build (-Werror) + ctest" c_build
 
 if [ "${PANTO_SKIP_ASAN:-0}" = 1 ]; then
@@ -163,6 +204,14 @@ fi
 if [ $venv_ok = 1 ]; then
     stage "PostgreSQL for the session tests" postgres
     stage "pytest" py_tests
+    if [ "${PANTO_SKIP_PYVERS:-0}" = 1 ]; then
+        printf '\n==== Python 3.10 / 3.13 ==== skipped (PANTO_SKIP_PYVERS=1)\n'
+    else
+        stage "Python 3.10: async + CLI smoke" py_version_smoke 3.10 "${PANTO_PY310:-}"
+        # (3.13's pathlib imports glob itself: the start-up import check is 3.10-3.12's)
+        stage "Python 3.13: async + CLI smoke" py_version_smoke 3.13 "${PANTO_PY313:-}" \
+            --deselect tests/integration/test_cli.py::test_print_mode_start_up_imports_stay_lean
+    fi
 else
     printf '\n==== pytest ==== not run: the venv could not be built\n'
     failed+=("pytest (not run)")

@@ -140,6 +140,15 @@ class Agent:
         self._persist([msg])
         return msg
 
+    async def asubmit_user_message(
+        self, text: str, images: Sequence[Image] = (), *, files: Sequence[Text] = ()
+    ) -> Message:
+        """``submit_user_message`` for async code: the hooks and the store's
+        write run in a worker thread, never on the event loop."""
+        import asyncio
+
+        return await asyncio.to_thread(lambda: self.submit_user_message(text, images, files=files))
+
     @property
     def running(self) -> bool:
         """Whether a turn is under way: its stream has started (the first

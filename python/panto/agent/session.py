@@ -120,6 +120,20 @@ class Session:
         # idle: appended now; steering a running turn: the agent queues it
         self.agent.submit_user_message(text, images, files=files)
 
+    async def asubmit(
+        self,
+        text: str,
+        images: Sequence[Image] = (),
+        *,
+        files: Sequence[Text] = (),
+        mode: Mode = "follow_up",
+    ) -> None:
+        """``submit`` for async code: hooks and the store's write run in a
+        worker thread, never on the event loop."""
+        import asyncio
+
+        await asyncio.to_thread(lambda: self.submit(text, images, files=files, mode=mode))
+
     def _next(self) -> bool:
         """After a turn: whether another one should run (prompts steered
         after the last round, or the next follow-up, which enters now)."""
@@ -167,7 +181,9 @@ class Session:
                 async with stream:
                     async for ev in stream:
                         yield ev
-                if not self._next():
+                import asyncio
+
+                if not await asyncio.to_thread(self._next):  # a follow-up is written
                     return
         finally:
             self._stop()

@@ -99,6 +99,58 @@ class _Cancelled(Exception):
     """Internal: the stream was closed from another thread or task."""
 
 
+class _TimeoutAt:
+    """``asyncio.timeout_at`` for Python 3.10, which lacks it: cancels the
+    task at ``when`` (loop time) and turns that cancel into ``TimeoutError``.
+    (3.10 has no ``Task.uncancel``: a cancel from elsewhere in the same
+    instant as the deadline is taken for the timeout.)"""
+
+    def __init__(self, when: float | None) -> None:
+        self._when = when
+        self._handle: Any = None
+        self._fired = False
+
+    async def __aenter__(self) -> _TimeoutAt:
+        import asyncio
+
+        if self._when is not None:
+            task = asyncio.current_task()
+            assert task is not None
+            self._handle = asyncio.get_running_loop().call_at(self._when, self._fire, task)
+        return self
+
+    def _fire(self, task: Any) -> None:
+        self._fired = True
+        task.cancel()
+
+    async def __aexit__(self, tp: Any, exc: Any, tb: Any) -> bool:
+        import asyncio
+
+        if self._handle is not None:
+            self._handle.cancel()
+        if self._fired and tp is asyncio.CancelledError:
+            raise TimeoutError from None
+        return False
+
+
+def timeout_at(when: float | None) -> Any:
+    """``async with timeout_at(loop_time):`` -- ``asyncio.timeout_at`` (3.11+)
+    or :class:`_TimeoutAt` (3.10); None: no deadline."""
+    import asyncio
+
+    impl = getattr(asyncio, "timeout_at", None)
+    return impl(when) if impl is not None else _TimeoutAt(when)
+
+
+def timeout(seconds: float | None) -> Any:
+    """``async with timeout(seconds):`` (see :func:`timeout_at`)."""
+    import asyncio
+
+    if seconds is None:
+        return timeout_at(None)
+    return timeout_at(asyncio.get_running_loop().time() + seconds)
+
+
 def _timeouts(cfg: Any) -> tuple[float | None, float | None]:
     """(first_byte, idle) watchdog seconds, None when off."""
     fb, idle = cfg.first_byte_timeout, cfg.idle_timeout
@@ -489,9 +541,13 @@ class AsyncStream(_Driver):
         import asyncio
 
         try:
-            turn = self._begin()
+            # the agent's bookkeeping at the start (open calls answered, queued
+            # prompts) writes to the store: not on the event loop
             self._loop = asyncio.get_running_loop()
+            turn = await asyncio.to_thread(self._begin)
+            turn.deferred = True
             while True:
+                await self._persist()  # before a request or a compaction: in order
                 phase = turn.phase
                 if phase is _REQUESTING:
                     if turn.compaction_due():
@@ -531,6 +587,7 @@ class AsyncStream(_Driver):
         finally:
             await self._close_response()
             self._closed = True
+            await self._persist()
             if self._hooks and not self._ended:
                 # hooks block (a Lua handler may sleep): keep the loop free
                 with contextlib.suppress(Exception):
@@ -560,7 +617,7 @@ class AsyncStream(_Driver):
                 timeout=tp.timeouts(cfg.connect_timeout, cfg.read_timeout, None),
             )
             try:
-                async with asyncio.timeout(first_byte):
+                async with timeout(first_byte):
                     resp = self._resp = await client.send(request, stream=True)
             except TimeoutError:
                 raise tp.stall_error("first_byte", host, first_byte or 0.0) from None
@@ -579,7 +636,7 @@ class AsyncStream(_Driver):
             deadline = loop.time() + idle if idle is not None else None
             while not eof:
                 try:
-                    async with asyncio.timeout_at(deadline):
+                    async with timeout_at(deadline):
                         chunk = await it.__anext__()
                 except StopAsyncIteration:
                     eof = True
@@ -593,6 +650,7 @@ class AsyncStream(_Driver):
                     if not eof:
                         await self._drain(it)
                     await self._close_response()
+                    await self._persist()
                     for ev in out:
                         yield ev
                     return
@@ -610,13 +668,30 @@ class AsyncStream(_Driver):
         finally:
             await self._close_response()
 
+    async def _persist(self) -> None:
+        """Perform the turn's pending commits (``Turn.deferred``) in a worker
+        thread, in order: a store's write (and fsync, or SQL) never runs on
+        the event loop.  If the wait is interrupted, the thread still
+        finishes them."""
+        turn = self.turn
+        if turn is None or not turn.pending:
+            return
+        import asyncio
+
+        persist, pending = turn.ctx.persist, turn.take_pending()
+
+        def run() -> None:
+            for msgs in pending:
+                persist(msgs)
+
+        await asyncio.to_thread(run)
+
     @staticmethod
     async def _drain(it: Any) -> None:
-        import asyncio
 
         n = 0
         try:
-            async with asyncio.timeout(DRAIN_WAIT):
+            async with timeout(DRAIN_WAIT):
                 async for chunk in it:
                     n += len(chunk)
                     if n > DRAIN_BYTES:
@@ -663,6 +738,7 @@ class AsyncStream(_Driver):
                 if item is None or self._cancel.is_set():
                     raise _Cancelled()
                 out = turn.tool_results(*item)
+            await self._persist()
             for ev in out:
                 yield ev
         self._aq = None

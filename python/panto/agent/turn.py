@@ -326,6 +326,11 @@ class Turn:
         self._compaction_round = -1
         #: whether the last ``accept_many`` saw any event
         self.progressed = False
+        #: set by a driver that persists itself (the async one, off its event
+        #: loop): commits then wait in ``pending`` instead of calling
+        #: ``ctx.persist``, and the driver performs them, in order
+        self.deferred = False
+        self.pending: list[tuple[Message, ...]] = []
 
     @property
     def ended(self) -> bool:
@@ -652,7 +657,15 @@ class Turn:
         for m in messages:
             conv.append(m)
             self.messages.append(m)
-        self.ctx.persist(messages)
+        if self.deferred:
+            self.pending.append(messages)
+        else:
+            self.ctx.persist(messages)
+
+    def take_pending(self) -> list[tuple[Message, ...]]:
+        """The commits not persisted yet (``deferred``), oldest first."""
+        out, self.pending = self.pending, []
+        return out
 
     def _expect(self, phase: Phase) -> None:
         if self.phase is not phase:

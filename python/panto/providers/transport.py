@@ -593,6 +593,9 @@ class _Watchdog:
 _watchdog = _Watchdog()
 
 
+_plain_context: Any = None
+
+
 def tls_verify(https: bool) -> Any:
     """httpx's ``verify`` for a client.  Plain http: an empty client context
     that is never used (and would refuse any certificate if it were).
@@ -604,8 +607,11 @@ def tls_verify(https: bool) -> Any:
     asked."""
     import ssl
 
-    if not https:
-        return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    global _plain_context
+    if not https:  # one for every client: making one costs ~1 ms
+        if _plain_context is None:
+            _plain_context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        return _plain_context
     paths = ssl.get_default_verify_paths()
     cert_file = os.environ.get("SSL_CERT_FILE")
     if cert_file and os.path.realpath(cert_file) != os.path.realpath(paths.openssl_cafile or ""):
