@@ -4,7 +4,12 @@ A readline prompt with history.  Keys and input:
 
 - Enter sends; Alt-Enter (or a line ending in ``\\``) inserts a newline; a
   paste (bracketed paste) is one prompt however many lines it has;
-- a line starting with ``/`` is a command, ``//`` sends a literal ``/``;
+- a line starting with ``/`` is a command, ``//`` sends a literal ``/``
+  (a line starting with the path of an existing file, a dragged screenshot,
+  is a prompt: a command's name wins, then the file);
+- ``@path`` attaches a file (an image, or a text file's contents) and each
+  attachment is shown (``[image: shot.png, 120 KB]``); Tab completes
+  commands, ``/model`` names and ``@paths`` (``panto.cli.complete``);
 - Ctrl-C cancels the running turn (tools included), clears a non-empty
   input line, and twice at an empty prompt exits (as does Ctrl-D).
 
