@@ -183,3 +183,20 @@ def test_stat_names_special_types(source: LuaToolSource, tmp_path: Path) -> None
         chunkname="=stat",
     )
     assert types == ["fifo", "char_device", "directory"]
+
+
+def test_grep_of_a_fifo_fails_at_once(call: Caller, tmp_path: Path) -> None:
+    """It used to read the FIFO until the search's 60 s timeout."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    t0 = time.monotonic()
+    out = call("grep", pattern="x", path=str(fifo))
+    assert time.monotonic() - t0 < 5
+    assert out.is_error and out.content == (
+        f"grep: {fifo} is a FIFO (named pipe), not a regular file or a directory"
+    )
+    # inside a searched directory, FIFOs are skipped, not read
+    (tmp_path / "a.txt").write_text("x marks\n")
+    out = call("grep", pattern="x", path=str(tmp_path))
+    assert not out.is_error and out.content.splitlines() == [f"{tmp_path}/a.txt:1:x marks"]
+    assert time.monotonic() - t0 < 10

@@ -30,7 +30,7 @@ end
 local SKIP_DIRS = { ".git", "node_modules", "__pycache__", ".venv" }
 
 local function grep_args(input, path)
-  local args = { "-rnI", "--color=never" }
+  local args = { "-rnI", "--color=never", "--devices=skip" }  -- FIFOs and devices block
   local named = {}  -- a skipped name the path itself holds is searched (as std.find does)
   for seg in path:gmatch("[^/]+") do named[seg] = true end
   for _, d in ipairs(SKIP_DIRS) do
@@ -127,6 +127,10 @@ local function fallback(input, path, cwd)
   return r, "grep"
 end
 
+-- panto.fs.stat's types that are not files, as the errors name them
+local SPECIAL = { fifo = "a FIFO (named pipe)", char_device = "a character device",
+  block_device = "a block device", socket = "a socket" }
+
 local function grep(input, ctx)
   local pattern = input.pattern
   if type(pattern) ~= "string" or pattern == "" then panto.fail("grep: 'pattern' is required") end
@@ -136,6 +140,14 @@ local function grep(input, ctx)
   local cwd = ctx and ctx.cwd or nil
   local limit = math.tointeger(input.limit) or MAX_MATCHES
   if limit < 1 then panto.fail("grep: 'limit' must be at least 1") end
+  local abs = path
+  if abs:sub(1, 1) ~= "/" and cwd then abs = cwd .. "/" .. abs end
+  local st = panto.fs.stat(abs)
+  if st and st.type ~= "file" and st.type ~= "directory" then
+    -- a FIFO would block the search until its timeout
+    panto.fail(("grep: %s is %s, not a regular file or a directory"):format(path, SPECIAL[st.type]
+      or "a special file"))
+  end
 
   local r = search("rg", rg_args(input, path), cwd)
   local tool = "rg"
