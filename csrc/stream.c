@@ -536,6 +536,8 @@ static int dispatch(panto_stream *s, const sse_event *se) {
             return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_anthropic_event(s, se);
     case PANTO_WIRE_OPENAI_RESPONSES:
+        if (s->fast && (r = pt_responses_fast_event(s, se)) != 0)
+            return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_responses_event(s, se);
     default:
         return sse_wire_event(s, se);
@@ -740,7 +742,8 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
 /* The fast path declined the event at b[0..n): maybe it is cut by the end
  * of the input (a feed ends inside one event in ten).  When the general
  * SSE parser would find no complete line in b -- or, on the Anthropic
- * wire, only the `event: content_block_delta` line -- it could do nothing
+ * wire, only the `event: content_block_delta` line, on the Responses wire
+ * only an `event: response.*` line -- it could do nothing
  * but ask for more input: ask now (2) and leave the bytes where they are,
  * so that after the next feed the fast path sees the whole event instead of
  * the parser copying its lines.  The lines a parser would have taken stay
@@ -756,6 +759,15 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     if (s->wire == PANTO_WIRE_ANTHROPIC_MESSAGES && n > sizeof an_head - 1 &&
         memcmp(b, an_head, sizeof an_head - 1) == 0)
         skip = sizeof an_head - 1;
+    if (s->wire == PANTO_WIRE_OPENAI_RESPONSES && n > 16 && memcmp(b, "event: response.", 16) == 0) {
+        /* the event line of a delta is there, its data line not yet */
+        const uint8_t *nl = memchr(b + 16, '\n', n - 16 < 64 ? n - 16 : 64);
+        size_t k = 16;
+        while (nl && b + k < nl && ((b[k] >= 'a' && b[k] <= 'z') || b[k] == '_' || b[k] == '.'))
+            k++;
+        if (nl && b + k == nl)
+            skip = k + 1;
+    }
     if (pt_sse_find_eol(b + skip, n - skip) != NULL)
         return 0;
     s->in_defer = skip;
@@ -782,6 +794,9 @@ static int fast_event(panto_stream *s) {
         break;
     case PANTO_WIRE_ANTHROPIC_MESSAGES:
         r = pt_anthropic_fast(s, b, n);
+        break;
+    case PANTO_WIRE_OPENAI_RESPONSES:
+        r = pt_responses_fast(s, b, n);
         break;
     default:
         return 0;

@@ -150,7 +150,7 @@ struct panto_stream {
 
     /* wire-specific state */
     int started;                /* MESSAGE_START emitted */
-    uint64_t an_idx;            /* Anthropic: the fast path's last block: */
+    uint64_t an_idx;            /* Anthropic, Responses: the fast path's last block: */
     uint32_t an_slot;           /* index, slot, and blk_gen then */
     uint64_t an_gen;            /* (0: none) */
     int tt_slot;                /* OpenAI: open text/thinking slot, -1 none */
@@ -266,11 +266,13 @@ PT_INTERNAL int pt_responses_event(panto_stream *s, const sse_event *ev);
  * errors included.  Strings of the queued events may borrow from b. */
 PT_INTERNAL int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n);
 PT_INTERNAL int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n);
+PT_INTERNAL int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n);
 /* The same for an event the general SSE parser dispatched (split across
  * feeds, CR line ends, comments, several data lines, ...): its JSON text
  * only.  1 (decoded), -1 (decoded, error set) or 0 (general path). */
 PT_INTERNAL int pt_openai_fast_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev);
+PT_INTERNAL int pt_responses_fast_event(panto_stream *s, const sse_event *ev);
 
 /* The fast path took b[0..len), `lines` lines, the last one (the blank
  * line) starting at b[blank]: update the SSE parser and the stream as

@@ -570,3 +570,217 @@ int pt_responses_event(panto_stream *s, const sse_event *ev) {
      * progress (web_search_call.searching, ...), and the rest */
     return 0;
 }
+
+/* ---- the fast path (stream.h) ----
+ *
+ * The delta events, nearly every event of a response, as OpenAI sends them:
+ *
+ *   event: response.output_text.delta
+ *   data: {"type":"response.output_text.delta","sequence_number":N,"item_id":"msg_..",
+ *          "output_index":O,"content_index":C,"delta":"..","logprobs":[],"obfuscation":".."}
+ *
+ * (also function_call_arguments.delta, reasoning_summary_text.delta and
+ * reasoning_text.delta; members in any order, spaces or tabs between
+ * tokens), for a block that is open and of the kind the type wants.  Other
+ * members may hold any scalar or an empty array.  Anything else is left to
+ * pt_responses_event. */
+
+enum { RSF_TEXT = 1, RSF_ARGS, RSF_SUMMARY, RSF_REASONING };
+
+typedef struct {
+    int type;              /* RSF_* */
+    int has_o, has_c;
+    uint64_t o, c;         /* output_index, content_index */
+    size_t st, e;          /* the delta string between its quotes; st 0: none */
+    int esc;
+    size_t type_st, type_e; /* the type string */
+} rs_walk;
+
+#define RSF_MAX_MEMBERS 64
+
+/* A non-negative integer at b[i] of at most 18 digits: the index past it,
+ * or 0. */
+static size_t rs_fast_u64(const uint8_t *b, size_t n, size_t i, uint64_t *out) {
+    size_t d0 = i;
+    uint64_t v = 0;
+    while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
+        v = v * 10 + (uint64_t)(b[i++] - '0');
+    if (i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
+        return 0;
+    if (i < n && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'))
+        return 0;
+    *out = v;
+    return i;
+}
+
+static int rs_fast_type(const uint8_t *p, size_t len) {
+#define RSF_IS(lit) (len == sizeof(lit) - 1 && memcmp(p, lit, sizeof(lit) - 1) == 0)
+    if (RSF_IS("response.output_text.delta"))
+        return RSF_TEXT;
+    if (RSF_IS("response.function_call_arguments.delta"))
+        return RSF_ARGS;
+    if (RSF_IS("response.reasoning_summary_text.delta"))
+        return RSF_SUMMARY;
+    if (RSF_IS("response.reasoning_text.delta"))
+        return RSF_REASONING;
+#undef RSF_IS
+    return 0;
+}
+
+/* Walk the JSON object at p[0] ('{'): the index just past it with *w
+ * filled, or 0. */
+static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t max_depth, rs_walk *w) {
+    size_t i = pt_fws(p, n, 1);
+    unsigned members = 0;
+    memset(w, 0, sizeof *w);
+    if (i >= n || p[i] == '}')
+        return 0;
+    for (;;) {
+        if (i >= n || p[i] != '"' || ++members > RSF_MAX_MEMBERS)
+            return 0;
+        size_t ks = i + 1, ke = ks;
+        int esc = 0;
+        if (pt_json_scan_str(p, n, &ke, &esc) != 0 || esc)
+            return 0;
+        size_t kl = ke - ks;
+        i = pt_fws(p, n, ke + 1);
+        if (i >= n || p[i] != ':')
+            return 0;
+        i = pt_fws(p, n, i + 1);
+        if (i >= n)
+            return 0;
+        const uint8_t *k = p + ks;
+#define RSF_KEY(lit) (kl == sizeof(lit) - 1 && memcmp(k, lit, sizeof(lit) - 1) == 0)
+        if (RSF_KEY("type")) {
+            size_t e = i + 1;
+            esc = 0;
+            if (w->type || p[i] != '"' || pt_json_scan_str(p, n, &e, &esc) != 0 || esc ||
+                !(w->type = rs_fast_type(p + i + 1, e - i - 1)))
+                return 0;
+            w->type_st = i + 1;
+            w->type_e = e;
+            i = e + 1;
+        } else if (RSF_KEY("delta")) {
+            size_t e = i + 1;
+            esc = 0;
+            if (w->st || p[i] != '"' || pt_json_scan_str(p, n, &e, &esc) != 0)
+                return 0;
+            w->st = i + 1;
+            w->e = e;
+            w->esc = esc;
+            i = e + 1;
+        } else if (RSF_KEY("output_index")) {
+            if (w->has_o || !(i = rs_fast_u64(p, n, i, &w->o)))
+                return 0;
+            w->has_o = 1;
+        } else if (RSF_KEY("content_index")) {
+            if (w->has_c || !(i = rs_fast_u64(p, n, i, &w->c)))
+                return 0;
+            w->has_c = 1;
+        } else if (p[i] == '[') {
+            /* logprobs: [] only */
+            size_t j = pt_fws(p, n, i + 1);
+            if (max_depth < 2 || j >= n || p[j] != ']')
+                return 0;
+            i = j + 1;
+        } else if (RSF_KEY("response") || RSF_KEY("item") || RSF_KEY("part") ||
+                   RSF_KEY("error") || RSF_KEY("annotation")) {
+            return 0; /* members the general path reads for other types */
+        } else if (!(i = pt_fskip_scalar(p, n, i))) {
+            return 0;
+        }
+#undef RSF_KEY
+        i = pt_fws(p, n, i);
+        if (i >= n)
+            return 0;
+        if (p[i] == '}')
+            break;
+        if (p[i] != ',')
+            return 0;
+        i = pt_fws(p, n, i + 1);
+    }
+    if (!w->type || !w->st || !w->has_o || w->o > RS_MAX_OUTPUT ||
+        (w->type == RSF_TEXT && (!w->has_c || w->c > RS_MAX_PART)))
+        return 0;
+    return i + 1;
+}
+
+/* The open slot the walked delta goes to, or -1 (general path). */
+static PT_HOT_INLINE int rs_fast_slot(panto_stream *s, const rs_walk *w) {
+    uint64_t key = w->type == RSF_TEXT ? rs_key(w->o, w->c + 1) : rs_key(w->o, 0);
+    int32_t kind = w->type == RSF_TEXT   ? PANTO_BLOCK_TEXT
+                   : w->type == RSF_ARGS ? PANTO_BLOCK_TOOL_USE
+                                         : PANTO_BLOCK_THINKING;
+    int si;
+    if (s->an_gen == s->blk_gen && s->an_idx == key) {
+        si = (int)s->an_slot;
+    } else {
+        pt_key *k = pt_key_find(s, key);
+        if (!k || k->state != PT_KEY_OPEN)
+            return -1;
+        si = (int)k->slot;
+        s->an_idx = key;
+        s->an_slot = k->slot;
+        s->an_gen = s->blk_gen;
+    }
+    return s->slots[si].kind == kind ? si : -1;
+}
+
+static PT_HOT_INLINE int rs_fast_apply(panto_stream *s, const uint8_t *p, const rs_walk *w, int si) {
+    panto_str t;
+    if (pt_fast_str(s, p, w->st, w->e, w->esc, &t) != 0)
+        return -1;
+    return pt_fast_delta_to(s, si, t, 1) != 0 ? -1 : 1;
+}
+
+int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
+    static const char head[] = "event: response.";
+    if (!s->started || !pt_fstarts(b, n, 0, head, sizeof head - 1))
+        return 0;
+    const uint8_t *nl = memchr(b + sizeof head - 1, '\n', n - (sizeof head - 1));
+    if (!nl)
+        return 0;
+    size_t name_st = 7, name_e = (size_t)(nl - b), i = name_e + 1;
+    if (!PT_FLIT(b, n, i, "data:"))
+        return 0;
+    i += 5;
+    if (i < n && b[i] == ' ')
+        i++;
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != '{')
+        return 0;
+    rs_walk w;
+    const uint8_t *p = b + i;
+    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w);
+    if (!end)
+        return 0;
+    /* the event line names the type */
+    if (name_e - name_st != w.type_e - w.type_st ||
+        memcmp(b + name_st, p + w.type_st, name_e - name_st) != 0)
+        return 0;
+    i = pt_fws(b, n, i + end);
+    /* the data line ends here, and a blank line ends the event */
+    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+        return 0;
+    int si = rs_fast_slot(s, &w);
+    if (si < 0)
+        return 0;
+    pt_fast_commit(s, i + 2, i + 1, 3);
+    return rs_fast_apply(s, p, &w, si);
+}
+
+int pt_responses_fast_event(panto_stream *s, const sse_event *ev) {
+    const uint8_t *b = (const uint8_t *)ev->data;
+    size_t n = ev->data_len, i = pt_fws(b, n, 0);
+    if (!s->started || i >= n || b[i] != '{')
+        return 0;
+    rs_walk w;
+    const uint8_t *p = b + i;
+    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w);
+    if (!end || pt_fws(b, n, i + end) != n)
+        return 0;
+    int si = rs_fast_slot(s, &w);
+    if (si < 0)
+        return 0;
+    return rs_fast_apply(s, p, &w, si);
+}

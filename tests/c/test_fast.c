@@ -772,10 +772,83 @@ static void test_borrowed_input(void) {
     free(b.p);
 }
 
+/* ---- OpenAI Responses ---- */
+
+#define RS_E(type, json) "event: " type "\ndata: " json "\n\n"
+#define RS_START                                                                            \
+    RS_E("response.created", "{\"type\":\"response.created\",\"sequence_number\":0,"         \
+         "\"response\":{\"id\":\"resp_1\",\"model\":\"gpt-x\"}}")                            \
+    RS_E("response.output_item.added", "{\"type\":\"response.output_item.added\","           \
+         "\"output_index\":0,\"item\":{\"id\":\"rs_1\",\"type\":\"reasoning\",\"summary\":[]}}") \
+    RS_E("response.output_item.added", "{\"type\":\"response.output_item.added\","           \
+         "\"output_index\":1,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[]}}") \
+    RS_E("response.content_part.added", "{\"type\":\"response.content_part.added\","         \
+         "\"output_index\":1,\"content_index\":0,\"part\":{\"type\":\"output_text\",\"text\":\"\"}}")
+#define RS_TXT(delta)                                                                       \
+    RS_E("response.output_text.delta", "{\"type\":\"response.output_text.delta\",\"sequence_number\":5," \
+         "\"item_id\":\"msg_1\",\"output_index\":1,\"content_index\":0,\"delta\":\"" delta    \
+         "\",\"logprobs\":[],\"obfuscation\":\"xY\"}")
+#define RS_SUM(delta)                                                                       \
+    RS_E("response.reasoning_summary_text.delta", "{\"type\":\"response.reasoning_summary_text.delta\"," \
+         "\"item_id\":\"rs_1\",\"output_index\":0,\"summary_index\":0,\"delta\":\"" delta "\"}")
+#define RS_CALL                                                                             \
+    RS_E("response.output_item.added", "{\"type\":\"response.output_item.added\","           \
+         "\"output_index\":2,\"item\":{\"type\":\"function_call\",\"call_id\":\"c1\",\"name\":\"f\",\"arguments\":\"\"}}")
+#define RS_ARGS(delta)                                                                      \
+    RS_E("response.function_call_arguments.delta", "{\"type\":\"response.function_call_arguments.delta\"," \
+         "\"item_id\":\"fc_1\",\"output_index\":2,\"delta\":\"" delta "\"}")
+#define RS_END                                                                              \
+    RS_E("response.completed", "{\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"," \
+         "\"usage\":{\"input_tokens\":9,\"output_tokens\":4}}}")
+
+static void test_responses(void) {
+    const int W = PANTO_WIRE_OPENAI_RESPONSES;
+    const char *canon = RS_START RS_SUM("Let me \\\"think\\\"") RS_SUM("") RS_TXT("Hi \xc3\xa9\xf0\x9f\x98\x80 \\u00e9\\n")
+        RS_TXT("more") RS_TXT("")
+        "event: response.output_text.delta\ndata:{ \"delta\" : \"ws\" ,\t\"content_index\" : 0 , \"output_index\" : 1 , \"type\" : \"response.output_text.delta\" }  \n\n"
+        RS_CALL RS_ARGS("{\\\"cmd\\\"") RS_ARGS(": \\\"ls\\\"}") RS_END;
+    /* every delta event but the empty ones goes the fast way */
+    CHECK(same_str(W, canon, "responses canonical") >= 7);
+    mutations(W, canon, 10000, 0x2727u);
+
+    static const struct {
+        const char *ev;
+        int fast;
+    } cases[] = {
+        {RS_TXT("plain"), 1},
+        /* the event line names another type: the general path */
+        {"event: response.output_text.deltx\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":1,\"content_index\":0,\"delta\":\"x\"}\n\n", 0},
+        /* a duplicate member, a non-empty logprobs, no content_index, an
+         * index out of range, a part never added: the general path */
+        {RS_E("response.output_text.delta", "{\"type\":\"response.output_text.delta\",\"output_index\":1,\"content_index\":0,\"delta\":\"a\",\"delta\":\"b\"}"), 0},
+        {RS_E("response.output_text.delta", "{\"type\":\"response.output_text.delta\",\"output_index\":1,\"content_index\":0,\"delta\":\"a\",\"logprobs\":[{\"t\":1}]}"), 0},
+        {RS_E("response.output_text.delta", "{\"type\":\"response.output_text.delta\",\"output_index\":1,\"delta\":\"a\"}"), 0},
+        {RS_E("response.output_text.delta", "{\"type\":\"response.output_text.delta\",\"output_index\":1,\"content_index\":1,\"delta\":\"a\"}"), 0},
+        {RS_E("response.output_text.delta", "{\"type\":\"response.output_text.delta\",\"output_index\":1,\"content_index\":01,\"delta\":\"a\"}"), 0},
+        /* a summary delta for the text block: a protocol error, decided by the general path */
+        {RS_E("response.reasoning_summary_text.delta", "{\"type\":\"response.reasoning_summary_text.delta\",\"output_index\":1,\"delta\":\"a\"}"), 0},
+        /* CR line ends: the general SSE parser (the same events) */
+        {"event: response.output_text.delta\r\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":1,\"content_index\":0,\"delta\":\"cr\"}\r\n\r\n", 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sb b = {0};
+        sb_add(&b, RS_START);
+        sb_add(&b, cases[k].ev);
+        sb_add(&b, RS_END);
+        uint64_t fast = same_str(W, b.p, "responses case");
+        if ((fast > 0) != (cases[k].fast > 0)) {
+            CHECK(0 && "fast path taken or not as expected");
+            fprintf(stderr, "responses case %zu: fast %llu\n", k, (unsigned long long)fast);
+        }
+        free(b.p);
+    }
+}
+
 int main(void) {
     test_fixtures();
     test_anthropic();
     test_openai();
+    test_responses();
     test_limits();
     test_borrowed_input();
     test_reset();
