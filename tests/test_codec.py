@@ -187,6 +187,8 @@ LOSSLESS = {
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("stem,case", _cases(), ids=[s for s, _ in _cases()])
 def test_parse_then_serialize_gives_the_golden_body(stem: str, case: dict, wire: str) -> None:
+    if wire not in case["bodies"]:
+        pytest.skip(f"{stem} is about another wire")
     body = case["bodies"][wire]
     req = parse_request(wire, json.dumps(body).encode())
     assert req.model == case["model"] and req.max_tokens == case["max_tokens"] and req.stream

@@ -1,9 +1,10 @@
-"""A scripted LLM server on 127.0.0.1 speaking both provider wires.
+"""A scripted LLM server on 127.0.0.1 speaking the three provider wires.
 
 ``ScriptedServer`` is a real threaded HTTP/1.1 server (stdlib
 ``http.server``).  Each request pops the next item of its script and answers
 it in the wire the request asked for (``/v1/messages`` -> Anthropic messages,
-``.../chat/completions`` -> OpenAI chat), streaming exactly what the real APIs
+``.../chat/completions`` -> OpenAI chat, ``.../responses`` -> the OpenAI
+Responses API), streaming exactly what the real APIs
 send (the captured streams in ``tests/fixtures/`` pin what that is)::
 
     from panto.conversation import Text, Thinking, ToolUse
@@ -234,7 +235,8 @@ def reply_events(reply: Reply, model: str = "mock-model") -> list[Event]:
 
 def render_sse(reply: Reply, wire: str, model: str = "mock-model") -> list[bytes]:
     """The SSE events (one ``bytes`` each) of a complete ``reply`` on
-    ``wire`` (``openai-chat`` or ``anthropic-messages``), without faults:
+    ``wire`` (``openai-chat``, ``anthropic-messages`` or ``openai-responses``),
+    without faults:
     ``reply_events`` through the wire's encoder (``panto.providers.codec``)."""
     return encode_events(wire, reply_events(reply, model))
 
@@ -266,6 +268,8 @@ class _Handler(BaseHTTPRequestHandler):
             wire = "anthropic-messages"
         elif path.endswith("/chat/completions"):
             wire = "openai-chat"
+        elif path.endswith("/responses"):
+            wire = "openai-responses"
         else:
             self._send_json(404, {"error": {"type": "not_found", "message": f"no route {path}"}})
             return
@@ -409,7 +413,7 @@ class ScriptedServer:
         return f"http://127.0.0.1:{self.port}"
 
     def base_url(self, wire: str) -> str:
-        return self.url + ("/v1" if wire == "openai-chat" else "")
+        return self.url + ("/v1" if wire in ("openai-chat", "openai-responses") else "")
 
     def push(self, *items: ScriptItem) -> None:
         """Append items to the script."""
@@ -501,7 +505,7 @@ def _last_turn(
         return "", [], {}
     try:
         parsed = parse_request(req.wire, {"model": "", **body})
-    except RequestError:
+    except (RequestError, ValueError):  # (ValueError: a wire without a parser)
         return "", [], {}
     text = ""
     results: list[str] = []

@@ -14,10 +14,12 @@ def test_builtin_providers_and_urls():
     a = make_provider(Config(model="anthropic/claude-x", api_key="k"))
     assert a.url == "https://api.anthropic.com/v1/messages"
     o = make_provider(Config(model="openai/gpt-x", api_key="k"))
-    assert o.url == "https://api.openai.com/v1/chat/completions"
+    # OpenAI's own API: the Responses API (issue 27)
+    assert o.url == "https://api.openai.com/v1/responses"
     ol = make_provider(Config(model="ollama/qwen3"))
     assert ol.url == "http://127.0.0.1:11434/v1/chat/completions"
     assert ol.api_key is None
+    # pointed at an OpenAI-compatible server: chat completions
     custom = make_provider(Config(model="openai/x", api_key="k", base_url="http://h:1/v1/"))
     assert custom.url == "http://h:1/v1/chat/completions"
 

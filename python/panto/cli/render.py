@@ -108,6 +108,13 @@ def result_summary(ev: ToolResult, index: int | None = None) -> str:
     return f"  {mark} {shown}{more}{images}"
 
 
+#: the line a reply that did not end normally gets (+ the provider's reason)
+STOP_NOTES = {
+    "length": "the reply was cut short: it reached the output token limit (raise --max-tokens)",
+    "refusal": "the model refused to answer",
+}
+
+
 def usage_line(usage: Any, seconds: float, cost: float | None = None) -> str:
     parts = [f"in {usage.input_tokens:,}"]
     if usage.cache_read_tokens or usage.cache_write_tokens:
@@ -563,7 +570,9 @@ class Renderer:
     ``err``.  ``markdown`` formats the answer's lines; ``status`` shows what
     the turn waits for on ``err`` (both only make sense on a terminal).
     ``collapse_thinking`` replaces a finished thinking block by one line
-    (``/expand thinking N`` shows it again).  ``timeouts`` (``(first_byte, idle)`` seconds, None when off) make a long
+    (``/expand thinking N`` shows it again); ``thinking_to_err`` writes each
+    finished thinking block (a reasoning summary) dimmed on ``err`` instead
+    (``panto -p``: stdout holds the answer only).  ``timeouts`` (``(first_byte, idle)`` seconds, None when off) make a long
     wait for the model say how it ends, after ``hint_after`` seconds."""
 
     def __init__(
@@ -576,6 +585,7 @@ class Renderer:
         markdown: bool = False,
         status: bool = False,
         collapse_thinking: bool = False,
+        thinking_to_err: bool = False,
         timeouts: tuple[float | None, float | None] | None = None,
         hint_after: float = WAIT_HINT_AFTER,
         stall_after: float = STALL_HINT_AFTER,
@@ -596,6 +606,7 @@ class Renderer:
         self.results: list[ToolResult] = []  # every tool result shown, for /expand
         #: a finished thinking block is shown as one line (on a terminal)
         self.collapse_thinking = collapse_thinking
+        self.thinking_to_err = thinking_to_err
         self.thoughts: list[str] = []  # every thinking block, for /expand thinking
         self._thought: list[str] | None = None  # the one being streamed
         self._running: dict[str, str] = {}  # call id -> tool name
@@ -762,6 +773,9 @@ class Renderer:
         if not text.strip():
             return
         self.thoughts.append(text)
+        if self.thinking_to_err:
+            self.note(text.strip("\n"))
+            return
         if not (self.show_thinking and self.collapse_thinking):
             return
         import shutil
@@ -878,5 +892,8 @@ class Renderer:
             self.newline()
             if ev.message.error:
                 self.note(ev.message.error, RED)
+            elif ev.stop_reason in STOP_NOTES:
+                raw = f" ({ev.raw_stop_reason})" if ev.raw_stop_reason else ""
+                self.note(STOP_NOTES[ev.stop_reason] + raw, RED)
             if ev.final:
                 self.stop_status()

@@ -95,8 +95,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ProviderConfig:
-    """One provider.  ``wire`` is ``openai-chat`` or ``anthropic-messages``;
-    OpenAI-style base URLs include ``/v1``, Anthropic's do not.
+    """One provider.  ``wire`` is ``openai-chat``, ``anthropic-messages`` or
+    ``openai-responses``; OpenAI-style base URLs include ``/v1``, Anthropic's
+    do not.
+
+    ``compat_wire``: the wire for a base URL other than ``base_url`` as
+    built in (the ``openai`` provider speaks the Responses API to OpenAI and
+    chat completions to the OpenAI-compatible servers its base URL may be
+    pointed at); setting ``wire`` in a config clears it.
 
     ``max_tokens_field`` is the request key that carries the output limit for
     ``openai-chat``: ``max_completion_tokens`` for api.openai.com (its newer
@@ -114,16 +120,20 @@ class ProviderConfig:
     requires_key: bool = True
     max_tokens_field: str = "max_tokens"
     mock: bool = False  # served by panto.testing in-process (offline)
+    compat_wire: str = ""
+    home_base_url: str = ""  # the built-in base_url compat_wire is measured against
 
 
 BUILTIN_PROVIDERS: dict[str, ProviderConfig] = {
     "openai": ProviderConfig(
         "openai",
-        "openai-chat",
+        "openai-responses",
         "https://api.openai.com/v1",
         api_key_env="OPENAI_API_KEY",
         default_model="gpt-4.1",
         max_tokens_field="max_completion_tokens",
+        compat_wire="openai-chat",
+        home_base_url="https://api.openai.com/v1",
     ),
     "anthropic": ProviderConfig(
         "anthropic",
@@ -443,6 +453,8 @@ class Config:
         p = self.provider_config
         if p.mock:
             return mock_wire(self.model)
+        if p.compat_wire and self.resolve_base_url() != p.home_base_url.rstrip("/"):
+            return p.compat_wire
         return p.wire
 
     def resolve_base_url(self) -> str:
@@ -603,13 +615,15 @@ def _build_providers(
                 need = " and ".join(missing)
                 raise ConfigError(
                     f"{o.source or o.layer}: {dotted('providers', name)}: a new provider needs "
-                    f'{need} (expected wire = "openai-chat" or "anthropic-messages" and '
+                    f'{need} (expected wire = "openai-chat", "anthropic-messages" or "openai-responses" and '
                     f"base_url = a URL)"
                 )
             base = ProviderConfig(name, t["wire"], t["base_url"], requires_key=False)
             if "api_key_env" in t or "api_key" in t:
                 base = dataclasses.replace(base, requires_key=True)
         changes = {k: v for k, v in t.items() if k != "headers"}
+        if "wire" in t:
+            changes["compat_wire"] = ""  # the wire asked for, whatever the URL
         if "headers" in t:
             changes["headers"] = {**base.headers, **t["headers"]}
         providers[name] = dataclasses.replace(base, **changes)

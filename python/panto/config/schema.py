@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: The provider wires panto speaks (request serialization + stream decoding).
-PROVIDER_WIRES = ("openai-chat", "anthropic-messages")
+PROVIDER_WIRES = ("openai-chat", "anthropic-messages", "openai-responses")
 
 #: How deeply tables may nest in a config file (free-form extension
 #: settings included).  Deeper is an error, not a ``RecursionError``.

@@ -1,5 +1,5 @@
 """Provider wires: request serialization per wire (``base``, ``anthropic``,
-``openai_chat``), the HTTP transport (``transport``) and the offline mock
+``openai_chat``, ``openai_responses``), the HTTP transport (``transport``) and the offline mock
 (``mock``).  ``make_provider(config)`` picks the class for the config's wire."""
 
 from __future__ import annotations
@@ -27,4 +27,8 @@ def make_provider(config: Config) -> Provider:
         from .anthropic import AnthropicProvider
 
         return AnthropicProvider(config)
+    if wire == "openai-responses":
+        from .openai_responses import OpenAIResponsesProvider
+
+        return OpenAIResponsesProvider(config)
     raise ConfigError(f"provider {config.provider!r}: unknown wire {wire!r}")

@@ -9,11 +9,12 @@ Mapping from panto's model:
 - system messages -> the top-level ``system`` string;
 - user text -> ``{"role": "user", "content": [{"type": "text", ...}]}``;
 - assistant -> content blocks in order: ``thinking`` (with its
-  ``signature``; unsigned thinking from other providers is dropped),
+  ``signature``; unsigned thinking and the Responses API's reasoning items
+  from other providers are dropped),
   ``redacted_thinking`` (``data``), ``text`` (empty ones dropped; with
   their ``citations``), ``tool_use`` ``{id, name, input}``, and server
   blocks (``ServerBlock``: web search/fetch, code execution, MCP ...) as
-  the JSON object they arrived as;
+  the JSON object they arrived as (not the Responses API's ``*_call`` items);
 - tool results -> a user message of ``tool_result`` blocks
   ``{tool_use_id, content, is_error}``; images ``{"type": "image", "source":
   {"type": "base64", media_type, data}}``; a tool result with images has
@@ -68,9 +69,10 @@ def _assistant_blocks(m: Message) -> list[dict[str, Any]]:
             elif b.text:
                 blocks.append({"type": "text", "text": b.text})
         elif isinstance(b, ServerBlock):  # server tool calls/results: back unchanged
-            blocks.append(b.value())
+            if not b.type.endswith("_call"):  # (not a Responses API item)
+                blocks.append(b.value())
         elif isinstance(b, Thinking):
-            if b.signature:
+            if b.signature and not b.signature.startswith("{"):  # (not a Responses item)
                 blocks.append({"type": "thinking", "thinking": b.text, "signature": b.signature})
         elif isinstance(b, RedactedThinking):
             blocks.append({"type": "redacted_thinking", "data": b.data})

@@ -2,7 +2,8 @@
 server needs besides panto's own direction (``Conversation`` -> request body,
 response stream -> events).
 
-Per wire (``codec_anthropic``, ``codec_openai_chat``):
+Per wire (``codec_anthropic``, ``codec_openai_chat``; ``codec_openai_responses``
+has the encoder only):
 
 - an **encoder**: panto stream events -> the wire's SSE events (``bytes``
   each), written as the provider writes them, plus the non-streamed JSON
@@ -50,6 +51,10 @@ def make_encoder(wire: str, **options: Any) -> StreamEncoder:
         from .codec_openai_chat import OpenAIChatEncoder
 
         return OpenAIChatEncoder(**options)
+    if wire == "openai-responses":
+        from .codec_openai_responses import OpenAIResponsesEncoder
+
+        return OpenAIResponsesEncoder(**options)
     raise ValueError(f"unknown wire {wire!r} (expected one of {', '.join(WIRES)})")
 
 
