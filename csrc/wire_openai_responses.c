@@ -598,6 +598,36 @@ typedef struct {
 
 #define RSF_MAX_MEMBERS 64
 
+/* The template of the next events (the prefix cache, stream.h): the last
+ * event a walk read, from its event line to the end of its JSON object,
+ * and where its values are -- every string but the type, every number.
+ * Consecutive deltas differ only there (the sequence number, the text,
+ * the obfuscation padding), so the next event is compared with the
+ * template and only its values are scanned. */
+enum { RSH_STR, RSH_DELTA, RSH_NUM, RSH_O, RSH_C };
+#define RSF_MAX_HOLES 24
+typedef struct {
+    uint32_t st, e; /* a string's bytes between its quotes; a number's digits */
+    uint8_t kind;   /* RSH_* */
+    uint8_t esc;
+} rs_hole;
+
+typedef struct {
+    rs_walk w;
+    uint32_t json_off; /* where the JSON object starts in the event */
+    unsigned n_holes;  /* > RSF_MAX_HOLES: too many, not kept */
+    rs_hole holes[RSF_MAX_HOLES + 1]; /* + a sentinel past every byte */
+} rs_template;
+
+_Static_assert(sizeof(rs_template) <= PT_FCACHE_STATE, "rs_template fits the cache");
+
+static void rs_hole_add(rs_template *t, size_t st, size_t e, int kind, int esc) {
+    if (t && t->n_holes < RSF_MAX_HOLES && e <= UINT32_MAX)
+        t->holes[t->n_holes] = (rs_hole){(uint32_t)st, (uint32_t)e, (uint8_t)kind, (uint8_t)esc};
+    if (t)
+        t->n_holes++;
+}
+
 /* A non-negative integer at b[i] of at most 18 digits: the index past it,
  * or 0. */
 static size_t rs_fast_u64(const uint8_t *b, size_t n, size_t i, uint64_t *out) {
@@ -629,7 +659,8 @@ static int rs_fast_type(const uint8_t *p, size_t len) {
 
 /* Walk the JSON object at p[0] ('{'): the index just past it with *w
  * filled, or 0. */
-static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t max_depth, rs_walk *w) {
+static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t max_depth, rs_walk *w,
+                                         rs_template *t, size_t off) {
     size_t i = pt_fws(p, n, 1);
     unsigned members = 0;
     memset(w, 0, sizeof *w);
@@ -668,15 +699,20 @@ static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t ma
             w->st = i + 1;
             w->e = e;
             w->esc = esc;
+            rs_hole_add(t, off + i + 1, off + e, RSH_DELTA, esc);
             i = e + 1;
         } else if (RSF_KEY("output_index")) {
+            size_t d0 = i;
             if (w->has_o || !(i = rs_fast_u64(p, n, i, &w->o)))
                 return 0;
             w->has_o = 1;
+            rs_hole_add(t, off + d0, off + i, RSH_O, 0);
         } else if (RSF_KEY("content_index")) {
+            size_t d0 = i;
             if (w->has_c || !(i = rs_fast_u64(p, n, i, &w->c)))
                 return 0;
             w->has_c = 1;
+            rs_hole_add(t, off + d0, off + i, RSH_C, 0);
         } else if (p[i] == '[') {
             /* logprobs: [] only */
             size_t j = pt_fws(p, n, i + 1);
@@ -686,8 +722,14 @@ static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t ma
         } else if (RSF_KEY("response") || RSF_KEY("item") || RSF_KEY("part") ||
                    RSF_KEY("error") || RSF_KEY("annotation")) {
             return 0; /* members the general path reads for other types */
-        } else if (!(i = pt_fskip_scalar(p, n, i))) {
-            return 0;
+        } else {
+            size_t v0 = i;
+            if (!(i = pt_fskip_scalar(p, n, i)))
+                return 0;
+            if (p[v0] == '"')
+                rs_hole_add(t, off + v0 + 1, off + i - 1, RSH_STR, 0);
+            else if (p[v0] == '-' || (p[v0] >= '0' && p[v0] <= '9'))
+                rs_hole_add(t, off + v0, off + i, RSH_NUM, 0);
         }
 #undef RSF_KEY
         i = pt_fws(p, n, i);
@@ -733,9 +775,95 @@ static PT_HOT_INLINE int rs_fast_apply(panto_stream *s, const uint8_t *p, const 
     return pt_fast_delta_to(s, si, t, 1) != 0 ? -1 : 1;
 }
 
+/* The event at b[0..n) against the template t[0..tl): the index just
+ * past its JSON object with *w filled, or 0 when it differs from the
+ * template outside the values (or a new value is not valid: a walk
+ * decides then), or RS_ENDED when b[0..n) equals a prefix of the template
+ * outside the values compared so far (the event is cut by the end of the
+ * input: not worth a walk). */
+#define RS_ENDED SIZE_MAX
+static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *tpl,
+                                const uint8_t *b, size_t n, rs_walk *w) {
+    const rs_hole *hole = tpl->holes;
+    size_t ti = 0, ni = 0;
+    *w = tpl->w;
+    for (;;) {
+        size_t left = tl - ti < n - ni ? tl - ti : n - ni;
+        size_t k = pt_mismatch(t + ti, b + ni, left);
+        size_t at = ti + k;
+        /* values that matched whole: moved by ni - ti */
+        for (; hole->e < at; hole++) {
+            size_t st = hole->st + ni - ti, e = hole->e + ni - ti;
+            if (hole->kind == RSH_DELTA) {
+                w->st = st - tpl->json_off;
+                w->e = e - tpl->json_off;
+                w->esc = hole->esc;
+            } /* (an index that matched whole is the template's: in *w) */
+        }
+        if (at == tl)
+            return ni + k;
+        if (k == left)
+            return RS_ENDED;
+        if (hole->st > at)
+            return 0; /* it differs outside a value */
+        /* the value of this hole differs: scan the event's */
+        size_t st = hole->st + ni - ti, e = st;
+        int esc = 0;
+        if (hole->kind <= RSH_DELTA) {
+            if (pt_json_scan_str(b, n, &e, &esc) != 0)
+                return 0;
+            if (hole->kind == RSH_DELTA) {
+                w->st = st - tpl->json_off;
+                w->e = e - tpl->json_off;
+                w->esc = esc;
+            }
+        } else if (hole->kind == RSH_NUM) {
+            /* (a sequence number: digits, the full grammar when more follows) */
+            while (e < n && b[e] >= '0' && b[e] <= '9')
+                e++;
+            if (e == st || b[st] == '0' || (e < n && (b[e] == '.' || b[e] == 'e' || b[e] == 'E'))) {
+                e = st;
+                if (pt_json_scan_num(b, n, &e) != 0)
+                    return 0;
+            }
+        } else {
+            uint64_t v;
+            if (!(e = rs_fast_u64(b, n, st, &v)))
+                return 0;
+            if (hole->kind == RSH_O)
+                w->o = v;
+            else
+                w->c = v;
+        }
+        ni = e; /* both at the closing quote, or just past the number */
+        ti = hole->e;
+        hole++;
+    }
+}
+
 int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     static const char head[] = "event: response.";
-    if (!s->started || !pt_fstarts(b, n, 0, head, sizeof head - 1))
+    pt_fcache *fc = &s->fcache;
+    if (!s->started)
+        return 0;
+    if (fc->wire == PANTO_WIRE_OPENAI_RESPONSES) {
+        const rs_template *tpl = (const rs_template *)fc->state;
+        rs_walk w;
+        size_t i = rs_template_match(fc->bytes.p, fc->bytes.len, tpl, b, n, &w);
+        if (i == RS_ENDED)
+            return 0;
+        if (i && w.o <= RS_MAX_OUTPUT && (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
+            i = pt_fws(b, n, i);
+            if (n - i >= 2 && b[i] == '\n' && b[i + 1] == '\n' && i + 2 <= s->opt.max_event_bytes) {
+                int si = rs_fast_slot(s, &w);
+                if (si < 0)
+                    return 0;
+                pt_fast_commit(s, i + 2, i + 1, 3);
+                return rs_fast_apply(s, b + tpl->json_off, &w, si);
+            }
+        }
+    }
+    if (!pt_fstarts(b, n, 0, head, sizeof head - 1))
         return 0;
     const uint8_t *nl = memchr(b + sizeof head - 1, '\n', n - (sizeof head - 1));
     if (!nl)
@@ -749,15 +877,24 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     i = pt_fws(b, n, i);
     if (i >= n || b[i] != '{')
         return 0;
+    rs_template tpl;
     rs_walk w;
     const uint8_t *p = b + i;
-    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w);
+    tpl.n_holes = 0;
+    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w, &tpl, i);
     if (!end)
         return 0;
     /* the event line names the type */
     if (name_e - name_st != w.type_e - w.type_st ||
         memcmp(b + name_st, p + w.type_st, name_e - name_st) != 0)
         return 0;
+    if (tpl.n_holes <= RSF_MAX_HOLES && i <= UINT32_MAX) {
+        tpl.w = w;
+        tpl.json_off = (uint32_t)i;
+        /* the sentinel: after every byte */
+        tpl.holes[tpl.n_holes] = (rs_hole){UINT32_MAX, UINT32_MAX, RSH_STR, 0};
+        pt_fcache_store(s, PANTO_WIRE_OPENAI_RESPONSES, b, i + end, &tpl, sizeof tpl);
+    }
     i = pt_fws(b, n, i + end);
     /* the data line ends here, and a blank line ends the event */
     if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
@@ -776,7 +913,7 @@ int pt_responses_fast_event(panto_stream *s, const sse_event *ev) {
         return 0;
     rs_walk w;
     const uint8_t *p = b + i;
-    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w);
+    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w, NULL, 0);
     if (!end || pt_fws(b, n, i + end) != n)
         return 0;
     int si = rs_fast_slot(s, &w);
