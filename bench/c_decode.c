@@ -3,7 +3,7 @@
  *   panto_bench_c FILE WIRE [RUNS]
  *
  * FILE is a response body (e.g. from bench/streamgen.py), WIRE one of
- * openai-chat, anthropic-messages, sse.  The body is cut into pseudo-random
+ * openai-chat, anthropic-messages, openai-responses, sse.  The body is cut into pseudo-random
  * 1-4 KiB chunks (fixed seed, like socket reads); each run creates a stream,
  * feeds every chunk, pulls every event after each feed (touching the event
  * strings so nothing is optimized away), finishes and frees the stream.  It
@@ -195,7 +195,7 @@ static uint64_t scan_lines(const uint8_t *body, const size_t *cuts, size_t n_cut
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4) {
-        fprintf(stderr, "usage: %s FILE openai-chat|anthropic-messages|sse [RUNS]\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE openai-chat|anthropic-messages|openai-responses|sse [RUNS]\n", argv[0]);
         return 2;
     }
     int wire;
@@ -203,6 +203,8 @@ int main(int argc, char **argv)
         wire = PANTO_WIRE_OPENAI_CHAT;
     else if (strcmp(argv[2], "anthropic-messages") == 0)
         wire = PANTO_WIRE_ANTHROPIC_MESSAGES;
+    else if (strcmp(argv[2], "openai-responses") == 0)
+        wire = PANTO_WIRE_OPENAI_RESPONSES;
     else if (strcmp(argv[2], "sse") == 0)
         wire = PANTO_WIRE_SSE;
     else {

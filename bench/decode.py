@@ -168,6 +168,9 @@ def reference_accumulate(wire: str, objs: Iterable[dict]) -> dict:
             "model": model,
         }
 
+    if wire == "openai-responses":
+        return _reference_responses(objs, usage)
+
     blocks: dict[int, dict] = {}
     parts: dict[int, list[str]] = {}
     stop_raw = None
@@ -241,6 +244,54 @@ def reference_accumulate(wire: str, objs: Iterable[dict]) -> dict:
         "refusal": "refusal",
         "pause_turn": "pause",
     }.get(stop_raw or "", "other")
+    return {
+        "role": "assistant",
+        "content": content,
+        "usage": usage,
+        "stop_reason": stop,
+        "model": model,
+    }
+
+
+def _reference_responses(objs: Iterable[dict], usage: dict) -> dict:
+    """reference_accumulate for the Responses wire: text and function call
+    items by output_index, usage from response.completed."""
+    items: dict[int, dict] = {}
+    parts: dict[int, list[str]] = {}
+    model = None
+    for o in objs:
+        t = o["type"]
+        if t == "response.output_text.delta" or t == "response.function_call_arguments.delta":
+            parts[o["output_index"]].append(o["delta"])
+        elif t == "response.output_item.added":
+            items[o["output_index"]] = o["item"]
+            parts[o["output_index"]] = []
+        elif t == "response.created":
+            model = o["response"]["model"]
+        elif t == "response.completed":
+            u = o["response"]["usage"]
+            cached = u["input_tokens_details"]["cached_tokens"]
+            usage["input_tokens"] = u["input_tokens"] - cached
+            usage["cache_read_tokens"] = cached
+            usage["output_tokens"] = u["output_tokens"]
+            usage["reasoning_tokens"] = u["output_tokens_details"]["reasoning_tokens"]
+        elif t in ("error", "response.failed"):
+            raise RuntimeError(o)
+    content: list[dict] = []
+    for i, item in sorted(items.items()):
+        s = "".join(parts[i])
+        if item["type"] == "message":
+            content.append({"type": "text", "text": s})
+        elif item["type"] == "function_call":
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": item["call_id"],
+                    "name": item["name"],
+                    "input": json.loads(s) if s.strip() else {},
+                }
+            )
+    stop = "tool_use" if any(c["type"] == "tool_use" for c in content) else "stop"
     return {
         "role": "assistant",
         "content": content,
@@ -405,6 +456,8 @@ def run_sdk(wire: str, chunks: list[bytes]) -> int:
 
 
 def sdk_available(wire: str) -> bool:
+    if wire == "openai-responses":
+        return False  # (no SDK row for this wire yet)
     try:
         if wire == "openai-chat":
             import openai.lib.streaming.chat  # noqa: F401
@@ -472,7 +525,7 @@ def paired_ratios(
 def bench(
     size: int, runs: int, sdk_runs: int, seed: int = 1, out=sys.stdout, rounds: int = 15
 ) -> dict:
-    """Runs every decoder on both wires; prints a table; returns
+    """Runs every decoder on each wire; prints a table; returns
     {wire: {name: MB/s or None}} (plus "panto events / core" and
     "panto events merged / core": time ratios)."""
     results: dict[str, dict[str, float | None]] = {}
@@ -572,7 +625,30 @@ def bench(
             "the Python feeding loop's share)",
             file=out,
         )
+    same_text(results, size, seed, out)
     return results
+
+
+def same_text(results: dict, size: int, seed: int, out) -> None:
+    """openai-responses against openai-chat on the same text (streamgen
+    re-tells the chat body of a seed on the Responses wire): time ratios,
+    > 1 when the Responses wire is faster."""
+    if "openai-responses" not in results or "openai-chat" not in results:
+        return
+    mb = {
+        w: len(streamgen.generate(w, size, seed).body) / 1e6
+        for w in ("openai-chat", "openai-responses")
+    }
+    print(
+        "\nopenai-responses vs openai-chat, the same text (chat time / responses time):", file=out
+    )
+    for name in ("core", "panto events", "panto events merged"):
+        chat, resp = results["openai-chat"][name], results["openai-responses"][name]
+        if chat and resp:
+            ratio = (mb["openai-chat"] / chat) / (mb["openai-responses"] / resp)
+            verdict = "ok" if ratio >= 1.0 else "SLOWER"
+            print(f"    {name:<20} = {ratio:5.2f}x  (target >= 1x: {verdict})", file=out)
+            results["openai-responses"][f"{name} same text vs chat"] = ratio
 
 
 ONCE = {

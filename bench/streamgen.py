@@ -18,6 +18,11 @@ the captured provider wire formats (see docs/decoding.md):
   ``}`` of data lines, a thinking block with one ``signature_delta``, a text
   block, tool_use blocks whose ``partial_json`` starts with ``""`` and is
   then sliced anywhere, message_delta (cumulative usage) and message_stop.
+- openai-responses: the openai-chat body of the same seed re-told on the
+  Responses wire (``event:`` + ``data:``, ``sequence_number``, ``item_id``,
+  ``output_index``, ``obfuscation``): the same text and argument fragments,
+  so the two wires can be compared on the same text; its body is larger
+  (about 1.5x: the events say more about each delta).
 
 Text mixes prose, code (quotes, backslashes, tabs, newlines), accents, CJK,
 emoji (incl. ZWJ sequences) and the odd control character; a small share of
@@ -43,7 +48,7 @@ from typing import Any
 
 __all__ = ["WIRES", "Generated", "generate"]
 
-WIRES = ("openai-chat", "anthropic-messages")
+WIRES = ("openai-chat", "anthropic-messages", "openai-responses")
 
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -591,6 +596,189 @@ def _gen_anthropic(target: int, seed: int, ascii_rate: float) -> Generated:
     return Generated("anthropic-messages", b"".join(parts), message, n_events)
 
 
+def _gen_responses(target: int, seed: int, ascii_rate: float) -> Generated:
+    """The openai-chat body of the same seed, on the Responses wire: the
+    same text and argument fragments, one event per chat chunk that carried
+    one (so the two wires can be compared on the same text)."""
+    chat = _gen_openai(target, seed, ascii_rate)
+    rng = random.Random(seed + 7)
+    rid = _rand_id(rng, "resp_", 48)
+    model = chat.message["model"]
+    parts: list[bytes] = []
+    n_events = 0
+    seq = 0
+
+    def ev(obj: dict) -> None:
+        nonlocal n_events, seq
+        obj = {"type": obj["type"], "sequence_number": seq, **obj}
+        seq += 1
+        s = _dumps(obj, rng.random() < ascii_rate)
+        parts.append(b"event: " + obj["type"].encode() + b"\ndata: " + s.encode() + b"\n\n")
+        n_events += 1
+
+    def obf() -> str:
+        return "".join(rng.choice(_ALNUM) for _ in range(rng.randint(1, 16)))
+
+    def response(status: str, usage: dict | None) -> dict:
+        return {
+            "id": rid,
+            "object": "response",
+            "created_at": 1764700000,
+            "status": status,
+            "error": None,
+            "incomplete_details": None,
+            "model": model,
+            "output": [],
+            "store": False,
+            "usage": usage,
+        }
+
+    ev({"type": "response.created", "response": response("in_progress", None)})
+    ev({"type": "response.in_progress", "response": response("in_progress", None)})
+    msg_id = _rand_id(rng, "msg_", 48)
+    out_index = 0
+    text_open = False
+    calls: dict[int, tuple[int, str]] = {}  # chat tool index -> (output_index, item id)
+    usage: dict = {}
+    for line in chat.body.split(b"\n\n"):
+        if not line.startswith(b"data: {"):
+            continue
+        chunk = json.loads(line[6:])
+        if chunk.get("usage"):
+            usage = chunk["usage"]
+        for ch in chunk["choices"]:
+            d = ch["delta"]
+            if d.get("content"):
+                if not text_open:
+                    item = {"id": msg_id, "type": "message", "status": "in_progress"}
+                    ev(
+                        {
+                            "type": "response.output_item.added",
+                            "output_index": 0,
+                            "item": {**item, "content": [], "role": "assistant"},
+                        }
+                    )
+                    part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+                    ev(
+                        {
+                            "type": "response.content_part.added",
+                            "item_id": msg_id,
+                            "output_index": 0,
+                            "content_index": 0,
+                            "part": part,
+                        }
+                    )
+                    text_open = True
+                    out_index = 1
+                ev(
+                    {
+                        "type": "response.output_text.delta",
+                        "item_id": msg_id,
+                        "output_index": 0,
+                        "content_index": 0,
+                        "delta": d["content"],
+                        "logprobs": [],
+                        "obfuscation": obf(),
+                    }
+                )
+            for tc in d.get("tool_calls") or ():
+                k = tc["index"]
+                if tc.get("id"):
+                    if text_open and not calls:
+                        text = chat.message["content"][0]["text"]
+                        part = {
+                            "type": "output_text",
+                            "annotations": [],
+                            "logprobs": [],
+                            "text": text,
+                        }
+                        ev(
+                            {
+                                "type": "response.output_text.done",
+                                "item_id": msg_id,
+                                "output_index": 0,
+                                "content_index": 0,
+                                "text": text,
+                                "logprobs": [],
+                            }
+                        )
+                        ev(
+                            {
+                                "type": "response.content_part.done",
+                                "item_id": msg_id,
+                                "output_index": 0,
+                                "content_index": 0,
+                                "part": part,
+                            }
+                        )
+                        done = {
+                            "id": msg_id,
+                            "type": "message",
+                            "status": "completed",
+                            "content": [part],
+                            "role": "assistant",
+                        }
+                        ev({"type": "response.output_item.done", "output_index": 0, "item": done})
+                    fc = _rand_id(rng, "fc_", 48)
+                    calls[k] = (out_index, fc)
+                    f = tc["function"]
+                    head = {
+                        "id": fc,
+                        "type": "function_call",
+                        "status": "in_progress",
+                        "arguments": "",
+                        "call_id": tc["id"],
+                        "name": f["name"],
+                    }
+                    ev(
+                        {
+                            "type": "response.output_item.added",
+                            "output_index": out_index,
+                            "item": head,
+                        }
+                    )
+                    out_index += 1
+                    continue
+                o, fc = calls[k]
+                ev(
+                    {
+                        "type": "response.function_call_arguments.delta",
+                        "item_id": fc,
+                        "output_index": o,
+                        "delta": tc["function"]["arguments"],
+                        "obfuscation": obf(),
+                    }
+                )
+    for block, (o, fc) in zip(chat.message["content"][1:], calls.values()):
+        args = json.dumps(block["input"], ensure_ascii=False)
+        ev(
+            {
+                "type": "response.function_call_arguments.done",
+                "item_id": fc,
+                "output_index": o,
+                "arguments": args,
+            }
+        )
+        item = {
+            "id": fc,
+            "type": "function_call",
+            "status": "completed",
+            "arguments": args,
+            "call_id": block["id"],
+            "name": block["name"],
+        }
+        ev({"type": "response.output_item.done", "output_index": o, "item": item})
+    final = {
+        "input_tokens": usage["prompt_tokens"],
+        "input_tokens_details": {"cached_tokens": usage["prompt_tokens_details"]["cached_tokens"]},
+        "output_tokens": usage["completion_tokens"],
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage["total_tokens"],
+    }
+    ev({"type": "response.completed", "response": response("completed", final)})
+    return Generated("openai-responses", b"".join(parts), chat.message, n_events)
+
+
 def generate(wire: str, target_bytes: int, seed: int = 1, *, ascii_rate: float = 0.03) -> Generated:
     """One response body of about ``target_bytes`` bytes (within ~1%, or a
     couple of KB for tiny targets) for ``wire``, and its expected assembled
@@ -599,6 +787,8 @@ def generate(wire: str, target_bytes: int, seed: int = 1, *, ascii_rate: float =
         return _gen_openai(target_bytes, seed, ascii_rate)
     if wire == "anthropic-messages":
         return _gen_anthropic(target_bytes, seed, ascii_rate)
+    if wire == "openai-responses":
+        return _gen_responses(target_bytes, seed, ascii_rate)
     raise ValueError(f"unknown wire {wire!r}; expected one of {WIRES}")
 
 
