@@ -43,6 +43,9 @@ func TestRequestBodiesMatchGoldenFixtures(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		for name, wire := range wires {
+			if _, ok := c.Bodies[name]; !ok {
+				continue // a case about another wire (openai-responses)
+			}
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				opts := []ClientOption{WithBaseURL("http://127.0.0.1:9"), WithAPIKey("sk-golden")}
 				if field := c.MaxTokensField[name]; field != "" {

@@ -2016,7 +2016,7 @@ struct panto_stream {
 
     /* wire-specific state */
     int started;                /* MESSAGE_START emitted */
-    uint64_t an_idx;            /* Anthropic: the fast path's last block: */
+    uint64_t an_idx;            /* Anthropic, Responses: the fast path's last block: */
     uint32_t an_slot;           /* index, slot, and blk_gen then */
     uint64_t an_gen;            /* (0: none) */
     int tt_slot;                /* OpenAI: open text/thinking slot, -1 none */
@@ -2132,11 +2132,13 @@ PT_INTERNAL int pt_responses_event(panto_stream *s, const sse_event *ev);
  * errors included.  Strings of the queued events may borrow from b. */
 PT_INTERNAL int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n);
 PT_INTERNAL int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n);
+PT_INTERNAL int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n);
 /* The same for an event the general SSE parser dispatched (split across
  * feeds, CR line ends, comments, several data lines, ...): its JSON text
  * only.  1 (decoded), -1 (decoded, error set) or 0 (general path). */
 PT_INTERNAL int pt_openai_fast_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev);
+PT_INTERNAL int pt_responses_fast_event(panto_stream *s, const sse_event *ev);
 
 /* The fast path took b[0..len), `lines` lines, the last one (the blank
  * line) starting at b[blank]: update the SSE parser and the stream as
@@ -2904,6 +2906,8 @@ static int dispatch(panto_stream *s, const sse_event *se) {
             return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_anthropic_event(s, se);
     case PANTO_WIRE_OPENAI_RESPONSES:
+        if (s->fast && (r = pt_responses_fast_event(s, se)) != 0)
+            return s->n_fast_parsed++, r < 0 ? -1 : 0;
         return pt_responses_event(s, se);
     default:
         return sse_wire_event(s, se);
@@ -3108,7 +3112,8 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
 /* The fast path declined the event at b[0..n): maybe it is cut by the end
  * of the input (a feed ends inside one event in ten).  When the general
  * SSE parser would find no complete line in b -- or, on the Anthropic
- * wire, only the `event: content_block_delta` line -- it could do nothing
+ * wire, only the `event: content_block_delta` line, on the Responses wire
+ * only an `event: response.*` line -- it could do nothing
  * but ask for more input: ask now (2) and leave the bytes where they are,
  * so that after the next feed the fast path sees the whole event instead of
  * the parser copying its lines.  The lines a parser would have taken stay
@@ -3124,6 +3129,15 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     if (s->wire == PANTO_WIRE_ANTHROPIC_MESSAGES && n > sizeof an_head - 1 &&
         memcmp(b, an_head, sizeof an_head - 1) == 0)
         skip = sizeof an_head - 1;
+    if (s->wire == PANTO_WIRE_OPENAI_RESPONSES && n > 16 && memcmp(b, "event: response.", 16) == 0) {
+        /* the event line of a delta is there, its data line not yet */
+        const uint8_t *nl = memchr(b + 16, '\n', n - 16 < 64 ? n - 16 : 64);
+        size_t k = 16;
+        while (nl && b + k < nl && ((b[k] >= 'a' && b[k] <= 'z') || b[k] == '_' || b[k] == '.'))
+            k++;
+        if (nl && b + k == nl)
+            skip = k + 1;
+    }
     if (pt_sse_find_eol(b + skip, n - skip) != NULL)
         return 0;
     s->in_defer = skip;
@@ -3150,6 +3164,9 @@ static int fast_event(panto_stream *s) {
         break;
     case PANTO_WIRE_ANTHROPIC_MESSAGES:
         r = pt_anthropic_fast(s, b, n);
+        break;
+    case PANTO_WIRE_OPENAI_RESPONSES:
+        r = pt_responses_fast(s, b, n);
         break;
     default:
         return 0;
@@ -5736,6 +5753,357 @@ int pt_responses_event(panto_stream *s, const sse_event *ev) {
      * reasoning_text.done (their text came as deltas), built-in tools'
      * progress (web_search_call.searching, ...), and the rest */
     return 0;
+}
+
+/* ---- the fast path (stream.h) ----
+ *
+ * The delta events, nearly every event of a response, as OpenAI sends them:
+ *
+ *   event: response.output_text.delta
+ *   data: {"type":"response.output_text.delta","sequence_number":N,"item_id":"msg_..",
+ *          "output_index":O,"content_index":C,"delta":"..","logprobs":[],"obfuscation":".."}
+ *
+ * (also function_call_arguments.delta, reasoning_summary_text.delta and
+ * reasoning_text.delta; members in any order, spaces or tabs between
+ * tokens), for a block that is open and of the kind the type wants.  Other
+ * members may hold any scalar or an empty array.  Anything else is left to
+ * pt_responses_event. */
+
+enum { RSF_TEXT = 1, RSF_ARGS, RSF_SUMMARY, RSF_REASONING };
+
+typedef struct {
+    int type;              /* RSF_* */
+    int has_o, has_c;
+    uint64_t o, c;         /* output_index, content_index */
+    size_t st, e;          /* the delta string between its quotes; st 0: none */
+    int esc;
+    size_t type_st, type_e; /* the type string */
+} rs_walk;
+
+#define RSF_MAX_MEMBERS 64
+
+/* The template of the next events (the prefix cache, stream.h): the last
+ * event a walk read, from its event line to the end of its JSON object,
+ * and where its values are -- every string but the type, every number.
+ * Consecutive deltas differ only there (the sequence number, the text,
+ * the obfuscation padding), so the next event is compared with the
+ * template and only its values are scanned. */
+enum { RSH_STR, RSH_DELTA, RSH_NUM, RSH_O, RSH_C };
+#define RSF_MAX_HOLES 24
+typedef struct {
+    uint32_t st, e; /* a string's bytes between its quotes; a number's digits */
+    uint8_t kind;   /* RSH_* */
+    uint8_t esc;
+} rs_hole;
+
+typedef struct {
+    rs_walk w;
+    uint32_t json_off; /* where the JSON object starts in the event */
+    unsigned n_holes;  /* > RSF_MAX_HOLES: too many, not kept */
+    rs_hole holes[RSF_MAX_HOLES + 1]; /* + a sentinel past every byte */
+} rs_template;
+
+_Static_assert(sizeof(rs_template) <= PT_FCACHE_STATE, "rs_template fits the cache");
+
+static void rs_hole_add(rs_template *t, size_t st, size_t e, int kind, int esc) {
+    if (t && t->n_holes < RSF_MAX_HOLES && e <= UINT32_MAX)
+        t->holes[t->n_holes] = (rs_hole){(uint32_t)st, (uint32_t)e, (uint8_t)kind, (uint8_t)esc};
+    if (t)
+        t->n_holes++;
+}
+
+/* A non-negative integer at b[i] of at most 18 digits: the index past it,
+ * or 0. */
+static size_t rs_fast_u64(const uint8_t *b, size_t n, size_t i, uint64_t *out) {
+    size_t d0 = i;
+    uint64_t v = 0;
+    while (i < n && b[i] >= '0' && b[i] <= '9' && i - d0 < 19)
+        v = v * 10 + (uint64_t)(b[i++] - '0');
+    if (i == d0 || i - d0 > 18 || (b[d0] == '0' && i - d0 > 1))
+        return 0;
+    if (i < n && (b[i] == '.' || b[i] == 'e' || b[i] == 'E'))
+        return 0;
+    *out = v;
+    return i;
+}
+
+static int rs_fast_type(const uint8_t *p, size_t len) {
+#define RSF_IS(lit) (len == sizeof(lit) - 1 && memcmp(p, lit, sizeof(lit) - 1) == 0)
+    if (RSF_IS("response.output_text.delta"))
+        return RSF_TEXT;
+    if (RSF_IS("response.function_call_arguments.delta"))
+        return RSF_ARGS;
+    if (RSF_IS("response.reasoning_summary_text.delta"))
+        return RSF_SUMMARY;
+    if (RSF_IS("response.reasoning_text.delta"))
+        return RSF_REASONING;
+#undef RSF_IS
+    return 0;
+}
+
+/* Walk the JSON object at p[0] ('{'): the index just past it with *w
+ * filled, or 0. */
+static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t max_depth, rs_walk *w,
+                                         rs_template *t, size_t off) {
+    size_t i = pt_fws(p, n, 1);
+    unsigned members = 0;
+    memset(w, 0, sizeof *w);
+    if (i >= n || p[i] == '}')
+        return 0;
+    for (;;) {
+        if (i >= n || p[i] != '"' || ++members > RSF_MAX_MEMBERS)
+            return 0;
+        size_t ks = i + 1, ke = ks;
+        int esc = 0;
+        if (pt_json_scan_str(p, n, &ke, &esc) != 0 || esc)
+            return 0;
+        size_t kl = ke - ks;
+        i = pt_fws(p, n, ke + 1);
+        if (i >= n || p[i] != ':')
+            return 0;
+        i = pt_fws(p, n, i + 1);
+        if (i >= n)
+            return 0;
+        const uint8_t *k = p + ks;
+#define RSF_KEY(lit) (kl == sizeof(lit) - 1 && memcmp(k, lit, sizeof(lit) - 1) == 0)
+        if (RSF_KEY("type")) {
+            size_t e = i + 1;
+            esc = 0;
+            if (w->type || p[i] != '"' || pt_json_scan_str(p, n, &e, &esc) != 0 || esc ||
+                !(w->type = rs_fast_type(p + i + 1, e - i - 1)))
+                return 0;
+            w->type_st = i + 1;
+            w->type_e = e;
+            i = e + 1;
+        } else if (RSF_KEY("delta")) {
+            size_t e = i + 1;
+            esc = 0;
+            if (w->st || p[i] != '"' || pt_json_scan_str(p, n, &e, &esc) != 0)
+                return 0;
+            w->st = i + 1;
+            w->e = e;
+            w->esc = esc;
+            rs_hole_add(t, off + i + 1, off + e, RSH_DELTA, esc);
+            i = e + 1;
+        } else if (RSF_KEY("output_index")) {
+            size_t d0 = i;
+            if (w->has_o || !(i = rs_fast_u64(p, n, i, &w->o)))
+                return 0;
+            w->has_o = 1;
+            rs_hole_add(t, off + d0, off + i, RSH_O, 0);
+        } else if (RSF_KEY("content_index")) {
+            size_t d0 = i;
+            if (w->has_c || !(i = rs_fast_u64(p, n, i, &w->c)))
+                return 0;
+            w->has_c = 1;
+            rs_hole_add(t, off + d0, off + i, RSH_C, 0);
+        } else if (p[i] == '[') {
+            /* logprobs: [] only */
+            size_t j = pt_fws(p, n, i + 1);
+            if (max_depth < 2 || j >= n || p[j] != ']')
+                return 0;
+            i = j + 1;
+        } else if (RSF_KEY("response") || RSF_KEY("item") || RSF_KEY("part") ||
+                   RSF_KEY("error") || RSF_KEY("annotation")) {
+            return 0; /* members the general path reads for other types */
+        } else {
+            size_t v0 = i;
+            if (!(i = pt_fskip_scalar(p, n, i)))
+                return 0;
+            if (p[v0] == '"')
+                rs_hole_add(t, off + v0 + 1, off + i - 1, RSH_STR, 0);
+            else if (p[v0] == '-' || (p[v0] >= '0' && p[v0] <= '9'))
+                rs_hole_add(t, off + v0, off + i, RSH_NUM, 0);
+        }
+#undef RSF_KEY
+        i = pt_fws(p, n, i);
+        if (i >= n)
+            return 0;
+        if (p[i] == '}')
+            break;
+        if (p[i] != ',')
+            return 0;
+        i = pt_fws(p, n, i + 1);
+    }
+    if (!w->type || !w->st || !w->has_o || w->o > RS_MAX_OUTPUT ||
+        (w->type == RSF_TEXT && (!w->has_c || w->c > RS_MAX_PART)))
+        return 0;
+    return i + 1;
+}
+
+/* The open slot the walked delta goes to, or -1 (general path). */
+static PT_HOT_INLINE int rs_fast_slot(panto_stream *s, const rs_walk *w) {
+    uint64_t key = w->type == RSF_TEXT ? rs_key(w->o, w->c + 1) : rs_key(w->o, 0);
+    int32_t kind = w->type == RSF_TEXT   ? PANTO_BLOCK_TEXT
+                   : w->type == RSF_ARGS ? PANTO_BLOCK_TOOL_USE
+                                         : PANTO_BLOCK_THINKING;
+    int si;
+    if (s->an_gen == s->blk_gen && s->an_idx == key) {
+        si = (int)s->an_slot;
+    } else {
+        pt_key *k = pt_key_find(s, key);
+        if (!k || k->state != PT_KEY_OPEN)
+            return -1;
+        si = (int)k->slot;
+        s->an_idx = key;
+        s->an_slot = k->slot;
+        s->an_gen = s->blk_gen;
+    }
+    return s->slots[si].kind == kind ? si : -1;
+}
+
+static PT_HOT_INLINE int rs_fast_apply(panto_stream *s, const uint8_t *p, const rs_walk *w, int si) {
+    panto_str t;
+    if (pt_fast_str(s, p, w->st, w->e, w->esc, &t) != 0)
+        return -1;
+    return pt_fast_delta_to(s, si, t, 1) != 0 ? -1 : 1;
+}
+
+/* The event at b[0..n) against the template t[0..tl): the index just
+ * past its JSON object with *w filled, or 0 when it differs from the
+ * template outside the values (or a new value is not valid: a walk
+ * decides then), or RS_ENDED when b[0..n) equals a prefix of the template
+ * outside the values compared so far (the event is cut by the end of the
+ * input: not worth a walk). */
+#define RS_ENDED SIZE_MAX
+static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *tpl,
+                                const uint8_t *b, size_t n, rs_walk *w) {
+    const rs_hole *hole = tpl->holes;
+    size_t ti = 0, ni = 0;
+    *w = tpl->w;
+    for (;;) {
+        size_t left = tl - ti < n - ni ? tl - ti : n - ni;
+        size_t k = pt_mismatch(t + ti, b + ni, left);
+        size_t at = ti + k;
+        /* values that matched whole: moved by ni - ti */
+        for (; hole->e < at; hole++) {
+            size_t st = hole->st + ni - ti, e = hole->e + ni - ti;
+            if (hole->kind == RSH_DELTA) {
+                w->st = st - tpl->json_off;
+                w->e = e - tpl->json_off;
+                w->esc = hole->esc;
+            } /* (an index that matched whole is the template's: in *w) */
+        }
+        if (at == tl)
+            return ni + k;
+        if (k == left)
+            return RS_ENDED;
+        if (hole->st > at)
+            return 0; /* it differs outside a value */
+        /* the value of this hole differs: scan the event's */
+        size_t st = hole->st + ni - ti, e = st;
+        int esc = 0;
+        if (hole->kind <= RSH_DELTA) {
+            if (pt_json_scan_str(b, n, &e, &esc) != 0)
+                return 0;
+            if (hole->kind == RSH_DELTA) {
+                w->st = st - tpl->json_off;
+                w->e = e - tpl->json_off;
+                w->esc = esc;
+            }
+        } else if (hole->kind == RSH_NUM) {
+            /* (a sequence number: digits, the full grammar when more follows) */
+            while (e < n && b[e] >= '0' && b[e] <= '9')
+                e++;
+            if (e == st || b[st] == '0' || (e < n && (b[e] == '.' || b[e] == 'e' || b[e] == 'E'))) {
+                e = st;
+                if (pt_json_scan_num(b, n, &e) != 0)
+                    return 0;
+            }
+        } else {
+            uint64_t v;
+            if (!(e = rs_fast_u64(b, n, st, &v)))
+                return 0;
+            if (hole->kind == RSH_O)
+                w->o = v;
+            else
+                w->c = v;
+        }
+        ni = e; /* both at the closing quote, or just past the number */
+        ti = hole->e;
+        hole++;
+    }
+}
+
+int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
+    static const char head[] = "event: response.";
+    pt_fcache *fc = &s->fcache;
+    if (!s->started)
+        return 0;
+    if (fc->wire == PANTO_WIRE_OPENAI_RESPONSES) {
+        const rs_template *tpl = (const rs_template *)fc->state;
+        rs_walk w;
+        size_t i = rs_template_match(fc->bytes.p, fc->bytes.len, tpl, b, n, &w);
+        if (i == RS_ENDED)
+            return 0;
+        if (i && w.o <= RS_MAX_OUTPUT && (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
+            i = pt_fws(b, n, i);
+            if (n - i >= 2 && b[i] == '\n' && b[i + 1] == '\n' && i + 2 <= s->opt.max_event_bytes) {
+                int si = rs_fast_slot(s, &w);
+                if (si < 0)
+                    return 0;
+                pt_fast_commit(s, i + 2, i + 1, 3);
+                return rs_fast_apply(s, b + tpl->json_off, &w, si);
+            }
+        }
+    }
+    if (!pt_fstarts(b, n, 0, head, sizeof head - 1))
+        return 0;
+    const uint8_t *nl = memchr(b + sizeof head - 1, '\n', n - (sizeof head - 1));
+    if (!nl)
+        return 0;
+    size_t name_st = 7, name_e = (size_t)(nl - b), i = name_e + 1;
+    if (!PT_FLIT(b, n, i, "data:"))
+        return 0;
+    i += 5;
+    if (i < n && b[i] == ' ')
+        i++;
+    i = pt_fws(b, n, i);
+    if (i >= n || b[i] != '{')
+        return 0;
+    rs_template tpl;
+    rs_walk w;
+    const uint8_t *p = b + i;
+    tpl.n_holes = 0;
+    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w, &tpl, i);
+    if (!end)
+        return 0;
+    /* the event line names the type */
+    if (name_e - name_st != w.type_e - w.type_st ||
+        memcmp(b + name_st, p + w.type_st, name_e - name_st) != 0)
+        return 0;
+    if (tpl.n_holes <= RSF_MAX_HOLES && i <= UINT32_MAX) {
+        tpl.w = w;
+        tpl.json_off = (uint32_t)i;
+        /* the sentinel: after every byte */
+        tpl.holes[tpl.n_holes] = (rs_hole){UINT32_MAX, UINT32_MAX, RSH_STR, 0};
+        pt_fcache_store(s, PANTO_WIRE_OPENAI_RESPONSES, b, i + end, &tpl, sizeof tpl);
+    }
+    i = pt_fws(b, n, i + end);
+    /* the data line ends here, and a blank line ends the event */
+    if (n - i < 2 || b[i] != '\n' || b[i + 1] != '\n' || i + 2 > s->opt.max_event_bytes)
+        return 0;
+    int si = rs_fast_slot(s, &w);
+    if (si < 0)
+        return 0;
+    pt_fast_commit(s, i + 2, i + 1, 3);
+    return rs_fast_apply(s, p, &w, si);
+}
+
+int pt_responses_fast_event(panto_stream *s, const sse_event *ev) {
+    const uint8_t *b = (const uint8_t *)ev->data;
+    size_t n = ev->data_len, i = pt_fws(b, n, 0);
+    if (!s->started || i >= n || b[i] != '{')
+        return 0;
+    rs_walk w;
+    const uint8_t *p = b + i;
+    size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w, NULL, 0);
+    if (!end || pt_fws(b, n, i + end) != n)
+        return 0;
+    int si = rs_fast_slot(s, &w);
+    if (si < 0)
+        return 0;
+    return rs_fast_apply(s, p, &w, si);
 }
 #line 22 "../csrc/unity/panto_core.c"
 #endif /* USE_LIBPANTO */
