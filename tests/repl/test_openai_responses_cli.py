@@ -1,12 +1,13 @@
 """``panto -p --model openai/...`` against a loopback server speaking the
 OpenAI Responses API, its base URL and wire set in the user config: the
-answer on stdout; on stderr the reasoning summary (dimmed on a terminal),
-the tool call, the usage with cached and reasoning tokens, and one clear
-line for a response cut at the output limit (``response.incomplete``) or a
-failed one (``response.failed``)."""
+answer on stdout; on stderr (a terminal) the reasoning summary dimmed and the
+tool call; the usage with cached and reasoning tokens (json); one clear line
+for a response cut at the output limit (``response.incomplete``) or a
+failed one (``response.failed``), terminal or not."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -36,6 +37,25 @@ def configure(env: Env, server: ScriptedServer) -> tuple[str, ...]:
     return ("--model", "openai/gpt-5", "--no-session")
 
 
+def run_on_a_terminal(env: Env, args: tuple[str, ...], prompt: str) -> tuple[int, str, str]:
+    """``panto ARGS -p PROMPT`` with stderr on a terminal and stdout in a
+    file: (exit status, what the terminal showed, stdout)."""
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(
+        "/bin/sh",
+        ["-c", 'exec "$0" -m panto "$@" > out.txt', sys.executable, *args, "-p", prompt],
+        cwd=str(env.cwd),
+        env=env.vars,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(24, 200),
+    )
+    child.expect(pexpect.EOF)
+    raw = child.before
+    child.close()
+    return child.exitstatus, raw, (env.cwd / "out.txt").read_text()
+
+
 def test_text_tool_call_reasoning_and_usage(env: Env) -> None:
     (env.cwd / "notes.txt").write_text("panto speaks three wires\n")
     with ScriptedServer() as server:
@@ -52,40 +72,53 @@ def test_text_tool_call_reasoning_and_usage(env: Env) -> None:
                 usage=Usage(300, output_tokens=12, cache_read_tokens=1024, reasoning_tokens=8),
             ),
         )
-        r = env.run(*configure(env, server), "-p", "what do my notes say?")
-        assert r.returncode == 0, r.stderr
+        status, shown, stdout = run_on_a_terminal(
+            env, configure(env, server), "what do my notes say?"
+        )
         assert [q.path for q in server.requests] == ["/v1/responses", "/v1/responses"]
         second = server.requests[1]
-    assert r.stdout == "The notes say: panto speaks three wires.\n"
-    assert "Reading the file first." in r.stderr  # the reasoning summary
-    assert "read" in r.stderr and "notes.txt" in r.stderr  # the tool call
-    # usage of both rounds: cached and reasoning tokens
-    assert "in 1,200 · cache 1,536r/0w · out 52 (32 reasoning)" in r.stderr
+    assert status == 0, shown
+    assert stdout == "The notes say: panto speaks three wires.\n"
+    assert "\x1b[2mReading the file first.\x1b[0m" in shown  # the reasoning summary, dimmed
+    assert "read" in shown and "notes.txt" in shown  # the tool call
     # the reasoning item went back as received, before the call
     body = second.body.decode()
     assert REASONING in body and body.index(REASONING) < body.index('"call_id":"call_read1"')
-    assert "sk-test-responses" not in r.stdout + r.stderr
+    assert "sk-test-responses" not in stdout + shown
 
 
-def test_the_reasoning_summary_is_dimmed_on_a_terminal(env: Env) -> None:
-    pexpect = pytest.importorskip("pexpect")
+def test_a_script_reading_stderr_gets_the_answer_only(env: Env) -> None:
     with ScriptedServer() as server:
         server.push(Reply([Thinking("Thinking it over.", REASONING), Text("Done.")]))
-        args = configure(env, server)
-        child = pexpect.spawn(
-            "/bin/sh",
-            ["-c", 'exec "$0" -m panto "$@" > out.txt', sys.executable, *args, "-p", "hi"],
-            cwd=str(env.cwd),
-            env=env.vars,
-            encoding="utf-8",
-            timeout=60,
+        r = env.run(*configure(env, server), "-p", "hi")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "Done.\n", "")
+
+
+def test_usage_with_cached_and_reasoning_tokens(env: Env) -> None:
+    with ScriptedServer() as server:
+        server.push(
+            Reply(
+                [Thinking("Short.", REASONING), Text("Done.")],
+                usage=Usage(900, output_tokens=40, cache_read_tokens=512, reasoning_tokens=24),
+            )
         )
-        child.expect(pexpect.EOF)
-        raw = child.before
-        child.close()
-    assert child.exitstatus == 0, raw
-    assert (env.cwd / "out.txt").read_text() == "Done.\n"
-    assert "\x1b[2mThinking it over.\x1b[0m" in raw
+        r = env.run(*configure(env, server), "-p", "hi", "--output-format", "json")
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert result["result"] == "Done."
+    assert result["usage"] == {
+        "input_tokens": 900,
+        "cache_read_tokens": 512,
+        "cache_write_tokens": 0,
+        "output_tokens": 40,
+        "reasoning_tokens": 24,
+    }
+    # the thinking block in the stored turn: its summary, the item as signature
+    assert result["messages"][-1]["content"][0] == {
+        "type": "thinking",
+        "text": "Short.",
+        "signature": REASONING,
+    }
 
 
 def test_incomplete_and_failed_responses_are_clear_lines(env: Env) -> None:

@@ -18,7 +18,7 @@ from ..errors import PantoError, ProviderError, SessionError
 from ..events import MessageComplete, event_to_dict
 from ..images import prompt_attachments
 from .common import warn
-from .render import Renderer, stall_hint_after, usage_line, wait_hint_after
+from .render import Renderer, stall_hint_after, wait_hint_after
 from .signals import Terminated
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
         sys.stderr,
         color=sys.stderr.isatty(),
         show_thinking=False,
-        thinking_to_err=True,
+        thinking_to_err=tty,  # (a script reading stderr gets errors only)
         status=tty,
         timeouts=(cfg.first_byte_timeout, cfg.idle_timeout),
         hint_after=wait_hint_after(),
@@ -130,6 +130,5 @@ def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:
         renderer.newline()
-        renderer.note(usage_line(stream.usage, time.perf_counter() - started))
     out.flush()
     return 1 if result["is_error"] else 0
