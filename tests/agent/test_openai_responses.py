@@ -182,3 +182,41 @@ def test_the_builtin_openai_provider_speaks_responses_to_openai_only(tmp_path):
     assert (
         Config.load(env={}, cwd=tmp_path, user_file=user, provider="openai").wire == "openai-chat"
     )
+
+
+def test_other_wires_do_not_get_the_responses_items():
+    """A session moved from the Responses wire to Anthropic's or the chat
+    wire: the reasoning item (a thinking block's signature) and a built-in
+    tool call item are not sent there; the text and the tool call are."""
+    from panto.conversation import ServerBlock
+    from panto.providers import make_provider
+
+    ws = '{"id":"ws_1","type":"web_search_call","status":"completed"}'
+    turn = Message(
+        "assistant",
+        (
+            Thinking("Adding for the café.", REASONING),
+            ServerBlock(ws),
+            Text("Let me add."),
+            ToolUse("call_abc", "add", {"a": 2}),
+        ),
+        None,
+        "tool_use",
+        "openai",
+        "gpt-5",
+    )
+    convo = [Message.user("add"), turn]
+    kw = {"model": "m", "base_url": "http://127.0.0.1:9", "api_key": "k", "cache_enabled": False}
+    anthropic = json.loads(
+        make_provider(Config(provider="anthropic", **kw)).build_request(convo, []).body
+    )
+    assert anthropic["messages"][1]["content"] == [
+        {"type": "text", "text": "Let me add."},
+        {"type": "tool_use", "id": "call_abc", "name": "add", "input": {"a": 2}},
+    ]
+    chat = json.loads(make_provider(Config(provider="openai", **kw)).build_request(convo, []).body)
+    assert chat["messages"][1]["content"] == "Let me add."
+    assert (
+        b"encrypted_content"
+        not in make_provider(Config(provider="openai", **kw)).build_request(convo, []).body
+    )
