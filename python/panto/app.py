@@ -410,15 +410,22 @@ def mcp_servers(
     same name there.  A bad ``.mcp.json`` is a notice, not an error."""
     from pathlib import Path
 
-    from .mcp import read_mcp_json, specs_from_config
     from .system_prompt import find_repo_root
 
-    specs = specs_from_config(config.mcp_servers, "config")
+    mcp_json = None
     if project_trusted(config, cwd, env):
-        root = find_repo_root(cwd) or Path(cwd)
+        mcp_json = (find_repo_root(cwd) or Path(cwd)) / ".mcp.json"
+        if not mcp_json.is_file():
+            mcp_json = None
+    if not config.mcp_servers and mcp_json is None:
+        return []  # (panto.mcp is not imported: start-up without servers pays nothing)
+    from .mcp import read_mcp_json, specs_from_config
+
+    specs = specs_from_config(config.mcp_servers, "config")
+    if mcp_json is not None:
         names = {s.name for s in specs}
         try:
-            specs += [s for s in read_mcp_json(root / ".mcp.json") if s.name not in names]
+            specs += [s for s in read_mcp_json(mcp_json) if s.name not in names]
         except ConfigError as e:
             note(f"MCP servers of .mcp.json not started: {e}")
     return specs
