@@ -28,3 +28,18 @@ def test_startup_bench_smoke() -> None:
     for phase in ("imports:", "config:", "extensions:", "TLS (https only):", "first request:"):
         assert phase in out, phase
     assert "imports alone" in out and "+ all panto -p imports:" in out
+
+
+def test_host_bench_smoke() -> None:
+    """bench/host.py: N concurrent turns in one loop, burst and paced."""
+    args = [sys.executable, str(ROOT / "bench" / "host.py"), "--n", "1", "4", "--quick"]
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for line in ("burst: 200 events per stream", "paced: 25 events per stream, 50/s"):
+        assert line in r.stdout
+    rows = [
+        ln.split()
+        for ln in r.stdout.splitlines()
+        if ln.split()[:2] in (["1", "panto"], ["4", "panto"])
+    ]
+    assert len(rows) == 4, r.stdout

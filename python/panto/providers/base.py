@@ -88,7 +88,7 @@ class Provider(ABC):
         secrets = [self.api_key] if self.api_key else []
         secrets += secret_header_values(self.extra_headers)
         self.secrets: tuple[str, ...] = tuple(dict.fromkeys(secrets))
-        register_secrets(self.secrets)
+        register_secrets(self.secrets, owner=self)  # scrubbed while this provider lives
         #: send images (False: the model's ``[models] images = false``; each
         #: image is then a text note naming it)
         self.images = model_info(config).images is not False

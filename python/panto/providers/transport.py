@@ -14,7 +14,9 @@ blocked on a socket (``shutdown_socket``), computes retry delays
 (``Watch``: first byte, idle).
 
 Secrets: every API key a provider is built with is registered here
-(``register_secrets``).  ``redact(text)`` replaces them in any text, and
+(``register_secrets``), for as long as the provider lives (its ``owner``):
+a process that serves many tenants scrubs the keys of the providers in use,
+not every key it ever saw.  ``redact(text)`` replaces them in any text, and
 every path that turns provider bytes into text a human or a file sees goes
 through it (``scrub_error`` for exceptions).  ``install_log_redaction()``
 scrubs every record logged on ``panto`` or any ``panto.*`` child logger,
@@ -31,6 +33,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -75,20 +78,44 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-aut
 
 # -- secrets ---------------------------------------------------------------------
 
-_secrets: set[str] = set()
-_secrets_lock = threading.Lock()
+_secrets: set[str] = set()  # registered without an owner: for good
+_owned: dict[int, frozenset[str]] = {}  # id(owner) -> its secrets, while it lives
+# reentrant: an owner's finalizer may run (garbage collection) while this
+# thread holds it
+_secrets_lock = threading.RLock()
 _secrets_snapshot: tuple[str, ...] = ()
 
 
-def register_secrets(secrets: Iterable[str]) -> None:
-    """Remember strings ``redact`` must always scrub (API keys)."""
-    global _secrets_snapshot
-    new = {s for s in secrets if s and len(s) >= 4}
-    if new - _secrets:
-        with _secrets_lock:
+def register_secrets(secrets: Iterable[str], owner: object | None = None) -> None:
+    """Remember strings ``redact`` must scrub (API keys): as long as
+    ``owner`` (a provider) lives, or for good without one."""
+    new = frozenset(s for s in secrets if s and len(s) >= 4)
+    if not new:
+        return
+    with _secrets_lock:
+        if owner is None:
+            if not new - _secrets:
+                return
             _secrets.update(new)
-            # longest first: a key that contains another is replaced whole
-            _secrets_snapshot = tuple(sorted(_secrets, key=len, reverse=True))
+        else:
+            key = id(owner)
+            if key not in _owned:
+                weakref.finalize(owner, _forget, key)
+            _owned[key] = new
+        _rebuild_snapshot()
+
+
+def _forget(key: int) -> None:
+    with _secrets_lock:
+        if _owned.pop(key, None) is not None:
+            _rebuild_snapshot()
+
+
+def _rebuild_snapshot() -> None:
+    global _secrets_snapshot
+    live = set(_secrets).union(*_owned.values())
+    # longest first: a key that contains another is replaced whole
+    _secrets_snapshot = tuple(sorted(live, key=len, reverse=True))
 
 
 def secret_header_values(headers: Mapping[str, str]) -> list[str]:
@@ -116,11 +143,13 @@ def redact(text: str, secrets: Sequence[str] | None = None) -> str:
     todo: Sequence[str] = _secrets_snapshot
     if secrets:
         todo = (*secrets, *todo)
+    todo = [s for s in todo if len(s) >= 4]
+    # whole secrets first: two keys may share a prefix, and scrubbing one's
+    # prefix first would cut the other short and leave its tail in the text
     for s in todo:
-        if len(s) < 4:
-            continue
         if s in text:
             text = text.replace(s, "***")
+    for s in todo:
         if len(s) > SECRET_PREFIX and s[:SECRET_PREFIX] in text:
             text = _scrub_prefixes(text, s)
     return text

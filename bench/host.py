@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Many concurrent turns in one process: panto agents against the official
+``openai`` ``AsyncOpenAI`` client, streaming from the same local server.
+
+For N = 1, 16, 64, 256 concurrent streams in one event loop (OpenAI chat
+wire; the server, ``panto.testing.ScriptedServer``, runs in a child process):
+
+- ``burst``: every stream sends its events as fast as it can;
+- ``paced``: 50 events (tokens) per second per stream, as a model streams.
+
+Printed per N and mode: events per second, the share of the ideal rate
+(paced: N x 50/s), time to first event p50/p99, RSS per stream (the peak
+during the run over the baseline, per stream), CPU per event (this process's
+CPU time per event; the server's is not counted), each also as a ratio to
+N = 1 and to ``AsyncOpenAI`` (one client, as it is used).
+
+    python bench/host.py                 # N = 1, 16, 64, 256; ~1-2 min
+    python bench/host.py --n 1 16 --quick
+
+Targets (issue 24) at N = 256: >= 200k events/s per core in a burst, >= 95%
+of the ideal rate and a time-to-first-event p99 <= 100 ms when paced,
+<= 40 KB per active stream, CPU per event within 1.5x of N = 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+SERVE = """
+import sys
+from panto.conversation import Text, Usage
+from panto.testing import Reply, ScriptedServer
+n, delay = int(sys.argv[1]), float(sys.argv[2])
+text = "".join(f"tok{i % 10} " for i in range(n))
+# one token per event (chunk 5 = "tokN "), events coalesced when not paced
+reply = Reply([Text(text)], chunk=5, usage=Usage(10, output_tokens=n), delay=delay,
+              events_per_write=1 if delay else 16, cache=True)
+s = ScriptedServer(responder=lambda req: reply).start()
+print(s.port, flush=True)
+sys.stdin.read()
+"""
+
+
+#: characters per event ("tokN "): panto's decoder joins the deltas of one
+#: network read into one ContentDelta, so events are counted by their text
+TOKEN = 5
+
+
+@dataclass
+class Result:
+    events: int
+    wall: float
+    ttfe: list[float]
+    rss: float  # bytes per stream
+    cpu: float  # seconds
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.wall
+
+    @property
+    def cpu_per_event(self) -> float:
+        return self.cpu / max(1, self.events)
+
+    def p(self, q: float) -> float:
+        xs = sorted(self.ttfe)
+        return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+class Stream:
+    """One stream to run: ``await stream()`` gives its event count and sets
+    ``ttfe`` (seconds from its start to its first event)."""
+
+    def __init__(self, run: Callable[[Stream], Awaitable[int]]) -> None:
+        self._run = run
+        self.ttfe = float("nan")
+
+    def __call__(self) -> Awaitable[int]:
+        return self._run(self)
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+async def _measure(n: int, start: Callable[[], Awaitable[list[Stream]]]) -> Result:
+    """``start()`` makes the N clients (baseline RSS after it) and returns
+    their stream coroutines (each returns its event count and records its
+    time to first event)."""
+    streams = await start()
+    base = _rss()
+    peak = base
+    done = False
+
+    async def sample() -> None:
+        nonlocal peak
+        while not done:
+            peak = max(peak, _rss())
+            await asyncio.sleep(0.02)
+
+    sampler = asyncio.ensure_future(sample())
+    c0, t0 = time.process_time(), time.perf_counter()
+    counts = await asyncio.gather(*(s() for s in streams))
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    done = True
+    await sampler
+    ttfe = [s.ttfe for s in streams]
+    return Result(sum(counts), wall, ttfe, (peak - base) / n, cpu)
+
+
+def panto_run(base_url: str, n: int) -> Result:
+    from panto.agent import Agent
+    from panto.config import Config
+    from panto.events import ContentDelta
+
+    async def start() -> list[Stream]:
+        cfg = Config(provider="openai", model="bench", base_url=base_url, api_key="sk-bench")
+        out = []
+        for _ in range(n):
+            agent = Agent(cfg)
+            await agent.asubmit_user_message("hello")
+
+            async def one(rec: Stream, agent: Agent = agent) -> int:
+                t0 = time.perf_counter()
+                k = 0
+                async for ev in agent.run_async():
+                    if type(ev) is ContentDelta:
+                        if k == 0:
+                            rec.ttfe = time.perf_counter() - t0
+                        k += len(ev.text)
+                await agent.aclose()
+                return k // TOKEN
+
+            out.append(Stream(one))
+        return out
+
+    return asyncio.run(_measure(n, start))
+
+
+def openai_run(base_url: str, n: int) -> Result:
+    import openai
+
+    clients: list[openai.AsyncOpenAI] = []
+
+    async def start() -> list[Stream]:
+        client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0)
+        clients.append(client)
+        out = []
+        for _ in range(n):
+
+            async def one(rec: Stream) -> int:
+                t0 = time.perf_counter()
+                k = 0
+                stream = await client.chat.completions.create(
+                    model="bench", messages=[{"role": "user", "content": "hello"}], stream=True
+                )
+                async for chunk in stream:
+                    if chunk.choices and chunk.choices[0].delta.content:
+                        if k == 0:
+                            rec.ttfe = time.perf_counter() - t0
+                        k += len(chunk.choices[0].delta.content)
+                return k // TOKEN
+
+            out.append(Stream(one))
+        return out
+
+    async def run() -> Result:
+        try:
+            return await _measure(n, start)
+        finally:
+            for c in clients:
+                await c.close()
+
+    return asyncio.run(run())
+
+
+def serve(n_events: int, delay: float) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SERVE, str(n_events), str(delay)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    return proc, f"http://127.0.0.1:{int(proc.stdout.readline())}/v1"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1, 16, 64, 256])
+    ap.add_argument("--quick", action="store_true", help="fewer events per stream")
+    ap.add_argument("--modes", nargs="+", default=["burst", "paced"])
+    args = ap.parse_args(argv)
+    rate = 50.0  # paced: events per second per stream
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    try:
+        import openai  # noqa: F401 - the bench extra
+    except ImportError:
+        have_openai = False
+        print("openai is not installed (pip install '.[bench]'): its rows and ratios are left out")
+    else:
+        have_openai = True
+    for mode in args.modes:
+        n_events = (200 if args.quick else 1000) if mode == "burst" else (25 if args.quick else 50)
+        delay = 1 / rate if mode == "paced" else 0.0
+        proc, url = serve(n_events, delay)
+        try:
+            panto_run(url, 1)  # warm-up: imports, caches
+            rows = []
+            for n in args.n:
+                p = panto_run(url, n)
+                o = openai_run(url, n) if have_openai else None
+                assert p.events == n * n_events, (p.events, n * n_events)
+                assert o is None or o.events == p.events, (o.events, p.events)
+                rows.append((n, p, o))
+        finally:
+            proc.kill()
+            proc.wait()
+        base = rows[0][1]
+        print(f"\n{mode}: {n_events} events per stream" + (f", {rate:g}/s" if delay else ""))
+        print(
+            f"{'N':>4} {'client':<7} {'events/s':>10} {'ideal%':>7} {'ttfe p50':>9} "
+            f"{'p99':>8} {'KB/stream':>9} {'us/event':>9} | {'rate/N1':>7} {'cpu/N1':>6} "
+            f"{'rate/oai':>8} {'cpu/oai':>7} {'KB/oai':>6}"
+        )
+        for n, p, o in rows:
+            pairs = [("panto", p)] + ([("openai", o)] if o is not None else [])
+            for name, r in pairs:
+                ideal = r.rate / (n * rate) * 100 if delay else float("nan")
+                line = (
+                    f"{n:>4} {name:<7} {r.rate:>10.0f} {ideal:>7.1f} {r.p(0.5) * 1e3:>7.1f}ms "
+                    f"{r.p(0.99) * 1e3:>6.1f}ms {r.rss / 1024:>9.1f} {r.cpu_per_event * 1e6:>9.2f}"
+                )
+                if name == "panto":
+                    line += f" | {r.rate / base.rate:>7.2f} {r.cpu_per_event / base.cpu_per_event:>6.2f}"
+                if name == "panto" and o is not None:
+                    line += (
+                        f" {r.rate / o.rate:>8.2f} {r.cpu_per_event / o.cpu_per_event:>7.2f}"
+                        f" {r.rss / o.rss if o.rss > 0 else float('nan'):>6.2f}"
+                    )
+                print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Secrets are scrubbed per provider: a key is in the redaction set while a
+provider built with it lives, and leaves it with the provider, so a process
+serving many tenants neither keeps every key it ever saw nor scans them all
+on every log record."""
+
+from __future__ import annotations
+
+import gc
+
+from panto.config import Config
+from panto.providers import make_provider
+from panto.providers.transport import redact, register_secrets
+
+
+def provider(key: str) -> object:
+    return make_provider(
+        Config(provider="anthropic", model="m", base_url="http://127.0.0.1:9", api_key=key)
+    )
+
+
+def test_a_providers_key_is_scrubbed_while_it_lives() -> None:
+    a, b = provider("alpha-key-0123456789"), provider("bravo-key-9876543210")
+    line = "a alpha-key-0123456789 b bravo-key-9876543210"
+    assert redact(line) == "a *** b ***"
+    del a
+    gc.collect()
+    assert redact(line) == "a alpha-key-0123456789 b ***"
+    assert b is not None
+
+
+def test_two_keys_with_one_prefix_are_both_scrubbed_whole() -> None:
+    """(Scrubbing one key's prefix first used to cut the other short and
+    leave its tail in the text.)"""
+    a, b = provider("sk-tenant-a-0123456789"), provider("sk-tenant-b-9876543210")
+    assert redact("a sk-tenant-a-0123456789 b sk-tenant-b-9876543210") == "a *** b ***"
+    assert a is not None and b is not None
+
+
+def test_the_set_does_not_grow_with_every_key_seen() -> None:
+    from panto.providers import transport
+
+    before = len(transport._secrets_snapshot)  # noqa: SLF001 - the size is the point
+    for i in range(200):
+        p = provider(f"sk-short-lived-{i:06d}-abcdef")
+        assert redact(f"x sk-short-lived-{i:06d}-abcdef") == "x ***"
+        del p
+    gc.collect()
+    assert len(transport._secrets_snapshot) <= before + 1  # noqa: SLF001
+
+
+def test_a_secret_without_owner_stays() -> None:
+    register_secrets(["sk-forever-0123456789"])
+    gc.collect()
+    assert redact("sk-forever-0123456789") == "***"
