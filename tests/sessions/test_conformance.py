@@ -123,6 +123,25 @@ def test_second_writer_gets_a_clear_error(backend: Backend, workdir: str) -> Non
         assert _texts(again.load_conversation().conversation) == ["q", "a", "still mine", "y"]
 
 
+def test_more_open_sessions_than_the_pool_has_connections(backend: Backend, workdir: str) -> None:
+    """A writer lock does not pin a pooled connection (PostgreSQL: the locks
+    live on a connection of their own; the pool has 8): 20 sessions open at
+    once all write and read back, and each still refuses a second writer."""
+    stores = [backend.backend.create(workdir) for _ in range(20)]
+    try:
+        for i, s in enumerate(stores):
+            s.append_messages([Message.user(f"q{i}"), _reply(f"a{i}")])
+        for i, s in enumerate(stores):
+            assert _texts(s.load_conversation().conversation) == [f"q{i}", f"a{i}"]
+        with pytest.raises(SessionError, match="in use by another panto process"):
+            backend.backend.open(stores[13].session_id)
+    finally:
+        for s in stores:
+            s.close()
+    with backend.backend.open(stores[13].session_id) as again:  # free after close
+        assert _texts(again.load_conversation().conversation) == ["q13", "a13"]
+
+
 def test_two_processes_on_one_store(backend: Backend, workdir: str) -> None:
     """Different sessions at once succeed; the same session gives the second
     process a clear error; a session written by one process resumes in the other."""

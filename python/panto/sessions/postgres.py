@@ -74,43 +74,96 @@ def _app_name() -> str:
     return f"panto pid {os.getpid()} on {socket.gethostname()}"[:63]
 
 
+class _Locks:
+    """The session writer locks of this process: session-level advisory
+    locks held on one connection of their own, outside the pool (a lock per
+    open session no longer pins one of the pool's connections), and the set
+    of sessions this process holds (the same connection would take a lock it
+    holds again)."""
+
+    def __init__(self, d: PostgresDialect) -> None:
+        self.d = d
+        self.conn: Any = None
+        self.held: set[str] = set()
+        self.mutex = threading.Lock()
+
+    def _conn(self) -> Any:
+        if self.conn is None or self.conn.closed:
+            psycopg, _ = _import()
+            # a new connection holds none of the old one's locks: they went
+            # with it (as they go with a process that dies)
+            self.held.clear()
+            self.conn = psycopg.connect(
+                self.d.url, connect_timeout=10, autocommit=True, application_name=_app_name()
+            )
+        return self.conn
+
+    def try_acquire(self, sid: str) -> bool:
+        with self.mutex:
+            if sid in self.held:
+                return False
+            row = (
+                self._conn()
+                .execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, sid))
+                .fetchone()
+            )
+            if row and row[0]:
+                self.held.add(sid)
+                return True
+            return False
+
+    def release(self, sid: str) -> None:
+        with self.mutex:
+            if sid not in self.held:
+                return
+            self.held.discard(sid)
+            try:
+                self.conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, sid))
+            except Exception:
+                pass  # the connection is gone, and the lock with it
+
+    def close(self) -> None:
+        with self.mutex:
+            self.held.clear()
+            if self.conn is not None:
+                with contextlib.suppress(Exception):
+                    self.conn.close()
+                self.conn = None
+
+
 class _PgWriter(Writer):
+    """The writer lock of one session (on the process's lock connection);
+    each write or read borrows a connection from the pool."""
+
     def __init__(self, d: PostgresDialect, sid: str) -> None:
         self.d = d
-        self.conn = d.pool.getconn()
         self.sid = sid
         try:
-            cur = self.conn.cursor()
             # A writer that was just killed holds the lock until its server
             # process sees the connection close (milliseconds): wait that long.
             deadline = time.monotonic() + _LOCK_GRACE
             while True:
-                cur.execute("SELECT pg_try_advisory_lock(%s, hashtext(%s))", (_LOCK_CLASS, sid))
-                row = cur.fetchone()
-                if (row and row[0]) or time.monotonic() >= deadline:
+                got = d.locks.try_acquire(sid)
+                if got or time.monotonic() >= deadline:
                     break
                 time.sleep(0.05)
-            if not row or not row[0]:
-                holder = d.lock_holder(cur, sid)
+            if not got:
+                with d.connection() as conn:
+                    holder = d.lock_holder(conn.cursor(), sid)
                 raise SessionError(
                     f"session {sid} in {d.where()} is in use by another panto process"
                     f" ({holder or 'unknown'}); only one process may write a session at a time"
                 )
-        except BaseException as exc:
-            d.pool.putconn(self.conn)
-            if isinstance(exc, SessionError):
-                raise
+        except SessionError:
+            raise
+        except Exception as exc:
             raise d.wrap(exc) from None
 
+    def connection(self) -> Any:
+        return self.d.connection()
+
     def release(self) -> None:
-        try:
-            self.conn.execute(
-                "SELECT pg_advisory_unlock(%s, hashtext(%s))", (_LOCK_CLASS, self.sid)
-            )
-        except Exception:
-            pass  # the connection is gone, and the lock with it
-        finally:
-            self.d.pool.putconn(self.conn)
+        self.d.locks.release(self.sid)
 
 
 class PostgresDialect(Dialect):
@@ -146,6 +199,7 @@ class PostgresDialect(Dialect):
         self.pool = psycopg_pool.ConnectionPool(
             url, min_size=1, max_size=8, kwargs=kwargs, open=True, name="panto-sessions"
         )
+        self.locks = _Locks(self)
 
     def sql(self, text: str) -> str:
         return text.replace("%", "%%").replace("?", "%s")
@@ -197,6 +251,7 @@ class PostgresDialect(Dialect):
         return str(row[0]) if row and row[0] else None
 
     def close(self) -> None:
+        self.locks.close()
         self.pool.close()
 
 

@@ -160,9 +160,15 @@ class Dialect:
 
 
 class Writer:
-    """A session's writer: a connection and the lock that makes it the only one."""
+    """A session's writer: the lock that makes it the only one, and the
+    connection it writes and reads through (``connection()``)."""
 
     conn: Any
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[Any]:
+        """The connection for one write or read (default: its own)."""
+        yield self.conn
 
     def release(self) -> None:
         raise NotImplementedError
@@ -312,12 +318,12 @@ class SQLStore(TreeOps):
             raise
 
     def _adopt(self, sid: str) -> None:
-        conn = self._writer.conn
         try:
-            row = session_row(self._d, conn, sid)
-            if row is None:
-                raise SessionError(f"{self._d.where()}: no session {sid}")
-            loaded, skel = load_path(self._d, conn, sid)
+            with self._writer.connection() as conn:
+                row = session_row(self._d, conn, sid)
+                if row is None:
+                    raise SessionError(f"{self._d.where()}: no session {sid}")
+                loaded, skel = load_path(self._d, conn, sid)
         except SessionError:
             raise
         except Exception as exc:
@@ -396,7 +402,7 @@ class SQLStore(TreeOps):
             return ids
 
     def _commit(self, batch: list[dict[str, Any]]) -> None:
-        d, conn, sid = self._d, self._writer.conn, self._b.session_id
+        d, sid = self._d, self._b.session_id
         leaf = self._b.leaf_after(batch)
         rows = []
         n_messages = 0
@@ -428,7 +434,7 @@ class SQLStore(TreeOps):
             )
         stamp = now()
         try:
-            with d.transaction(conn):
+            with self._writer.connection() as conn, d.transaction(conn):
                 cur = conn.cursor()
                 if not self._exists:
                     cur.execute(
@@ -488,7 +494,8 @@ class SQLStore(TreeOps):
         if not self._exists:
             return build_context(entries_of(self._pending, self._where), self._where, leaf)
         try:
-            loaded, _ = load_path(self._d, self._writer.conn, self._b.session_id, leaf)
+            with self._writer.connection() as conn:
+                loaded, _ = load_path(self._d, conn, self._b.session_id, leaf)
         except SessionError:
             raise
         except Exception as exc:
@@ -501,7 +508,8 @@ class SQLStore(TreeOps):
         if not self._exists:
             return entries_of(self._pending, self._where)
         try:
-            return all_entries(self._d, self._writer.conn, self._b.session_id)
+            with self._writer.connection() as conn:
+                return all_entries(self._d, conn, self._b.session_id)
         except SessionError:
             raise
         except Exception as exc:
