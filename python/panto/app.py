@@ -266,8 +266,14 @@ class Host:
         untrusted = config.project.notice() if config.project is not None else None
         if untrusted:
             note(untrusted)
+        pending = None  # a provider an extension may register: resolved after they load
         if model:
-            config = config.with_model(model)
+            try:
+                config = config.with_model(model)
+            except ConfigError:
+                if extensions is False:
+                    raise
+                pending = model
         store, loaded = _open_store(config, session, cwd_s, note)
         try:
             active = store.active_model
@@ -277,6 +283,8 @@ class Host:
                 except ConfigError as e:
                     note(f"session model {active} unavailable ({e}); using {config.model_spec}")
             ext = _load_extensions(config, cwd_s, extensions, deny, note, self.lua_runtime)
+            if pending is not None:
+                config = config.with_model(pending)
             decls = [t.decl for t in tools]
             if ext.source is not None:
                 decls += list(ext.source.decls())

@@ -23,6 +23,8 @@ HOOK_EVENTS = (
     "after_tool_call",
     "turn_end",
     "before_compact",
+    "before_request",
+    "after_response",
 )
 
 
@@ -92,3 +94,15 @@ class AgentHooks:
         """Before compaction: ``{prompt, extra, messages}``; may return the
         compaction prompt to use (``None`` keeps ``info["prompt"]``)."""
         return None
+
+    def before_request(self, request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Before each provider request (retries included): ``{provider,
+        model, wire, url, headers, body}`` (``body`` the decoded JSON; API
+        keys and secret header values replaced by placeholders, put back
+        after).  Return the request with ``headers``/``body`` rewritten (the
+        URL stays), or None to send it unchanged."""
+        return None
+
+    def after_response(self, info: Mapping[str, Any]) -> None:
+        """After each provider response ended: ``{provider, model, wire,
+        usage, stop_reason, error, status}`` (``error`` None on success)."""

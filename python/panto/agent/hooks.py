@@ -5,12 +5,16 @@ runtime implements them without importing the agent."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hooks import HOOK_EVENTS, AgentHooks, ToolCallDecision
 from ..logs import get_logger
 from ..tools import ToolCall, ToolOutput
+
+if TYPE_CHECKING:
+    from ..providers.base import PreparedRequest
 
 __all__ = ["HOOK_EVENTS", "AgentHooks", "HookChain", "ToolCallDecision"]
 
@@ -43,6 +47,17 @@ class HookChain:
             fn = getattr(h, event, None)
             if fn is not None:
                 yield h, fn
+
+    def wants(self, event: str) -> bool:
+        """Whether any hooks object handles ``event`` (one with a ``wants``
+        method is asked: the Lua hooks answer for their handlers)."""
+        for h in self.items:
+            if getattr(h, event, None) is None:
+                continue
+            w = getattr(h, "wants", None)
+            if w is None or w(event):
+                return True
+        return False
 
     @staticmethod
     def _failed(event: str, h: Any, exc: BaseException) -> None:
@@ -125,3 +140,64 @@ class HookChain:
             if isinstance(res, str):
                 prompt = res
         return prompt
+
+    def before_request(self, req: PreparedRequest, info: Mapping[str, Any]) -> PreparedRequest:
+        """The request to send after every ``before_request`` hook saw it.
+        Hooks never see a secret: each is a placeholder in what they get,
+        put back in what they return.  A failing hook is logged and skipped."""
+        hs = [(h, fn) for h, fn in self._each("before_request") if _wants(h, "before_request")]
+        if not hs:
+            return req
+        from ..providers.base import PreparedRequest
+
+        marks = {s: f"[panto-redacted-secret-{i}]" for i, s in enumerate(req.secrets, 1) if s}
+
+        def hide(text: str) -> str:
+            for secret, mark in marks.items():
+                text = text.replace(secret, mark)
+            return text
+
+        def show(text: str) -> str:
+            for secret, mark in marks.items():
+                text = text.replace(mark, secret)
+            return text
+
+        body_text = hide(req.body.decode("utf-8", "surrogateescape"))
+        original = json.loads(body_text)
+        body: Any = original
+        headers = {k: hide(v) for k, v in req.headers.items()}
+        for h, fn in hs:
+            view = {**info, "url": hide(req.url), "headers": dict(headers), "body": body}
+            try:
+                res = fn(view)
+            except Exception as exc:
+                self._failed("before_request", h, exc)
+                continue
+            if not isinstance(res, Mapping):
+                continue
+            if isinstance(res.get("headers"), Mapping):
+                headers = {str(k): str(v) for k, v in res["headers"].items()}
+            if isinstance(res.get("body"), dict):
+                body = res["body"]
+        new_headers = {k: show(v) for k, v in headers.items()}
+        if body == original:
+            raw = req.body  # byte-stable for the prompt cache
+        else:
+            raw = show(json.dumps(body, ensure_ascii=False, separators=(",", ":"))).encode()
+        if new_headers == req.headers and raw is req.body:
+            return req
+        return PreparedRequest(req.url, new_headers, raw, req.secrets)
+
+    def after_response(self, info: Mapping[str, Any]) -> None:
+        for h, fn in self._each("after_response"):
+            if not _wants(h, "after_response"):
+                continue
+            try:
+                fn(dict(info))
+            except Exception as exc:
+                self._failed("after_response", h, exc)
+
+
+def _wants(h: Any, event: str) -> bool:
+    w = getattr(h, "wants", None)
+    return w is None or bool(w(event))

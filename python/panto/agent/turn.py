@@ -383,6 +383,9 @@ class Turn:
             req = self._request = self.ctx.provider.build_request(
                 self.ctx.conversation.messages, self._decls
             )
+            hooks = self.ctx.hooks
+            if hooks and hooks.wants("before_request"):  # extensions' request hooks
+                req = self._request = hooks.before_request(req, self._hook_info())
             if logger.isEnabledFor(10):
                 logger.debug(
                     "POST %s headers=%s body=%d bytes",
@@ -460,6 +463,7 @@ class Turn:
         yield -- then wait ``retry.delay`` and ``request()`` again -- or None:
         the turn FAILED (raise ``err``)."""
         scrub_error(err, self.ctx.provider.secrets)
+        self._after_response(None, None, str(err), getattr(err, "status", None))
         cfg = self.config
         started = self.partial is not None and self.partial.has_content
         retryable = isinstance(err, TruncatedStream) or (
@@ -492,8 +496,23 @@ class Turn:
         logger.info("retrying in %.2fs (attempt %d): %s", delay, self.attempt, err)
         return ProviderRetry(self.attempt, delay, str(err), status)
 
+    def _hook_info(self) -> dict[str, Any]:
+        cfg = self.config
+        return {"provider": cfg.provider, "model": cfg.model, "wire": self.ctx.provider.wire}
+
+    def _after_response(
+        self, usage: Usage | None, stop: str | None, error: str | None, status: int | None
+    ) -> None:
+        """The ``after_response`` hooks: one call per provider response."""
+        hooks = self.ctx.hooks
+        if hooks and hooks.wants("after_response"):
+            u = dataclasses.asdict(usage) if usage is not None else None
+            info = {"usage": u, "stop_reason": stop, "error": error, "status": status}
+            hooks.after_response({**self._hook_info(), **info})
+
     def _finish_round(self, ev: MessageComplete) -> MessageComplete:
         """Commit the round's message; the event to yield."""
+        self._after_response(ev.usage, ev.stop_reason, None, 200)
         cfg = self.config
         self.partial = None
         self._request = None

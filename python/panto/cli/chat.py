@@ -286,9 +286,15 @@ def _config(args: Args | argparse.Namespace) -> Config:
         from ..config.layers import Origin
 
         config.origins["max_tool_rounds"] = Origin("cli", MAX_TURNS_FLAG)
+    from ..config import split_model
+
+    deferred = False
     try:
         if args.model:
-            config = config.with_model(args.model)
+            if split_model(args.model)[0] in config.providers or args.no_extensions:
+                config = config.with_model(args.model)
+            else:  # maybe an extension's provider: resolved once extensions load (open_session)
+                deferred = True
         if args.base_url:
             from ..config.schema import URL_EXPECTED, url_problem
 
@@ -298,7 +304,8 @@ def _config(args: Args | argparse.Namespace) -> Config:
                     f"--base-url: expected {URL_EXPECTED}, got {args.base_url!r} ({problem})"
                 )
             config.base_url = args.base_url
-        config.resolve_api_key()  # fail early, naming the variable to set
+        if not deferred:
+            config.resolve_api_key()  # fail early, naming the variable to set
     except ConfigError as e:
         usage_error(str(e))
     return config

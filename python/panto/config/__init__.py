@@ -122,6 +122,30 @@ class ProviderConfig:
     mock: bool = False  # served by panto.testing in-process (offline)
     compat_wire: str = ""
     home_base_url: str = ""  # the built-in base_url compat_wire is measured against
+    #: registered by an extension (``panto.provider.register``; panto.config.ext_providers)
+    extension: bool = False
+
+
+#: The second half of an unknown provider's error.
+NOT_REGISTERED = "provider {name!r} is not registered by any loaded extension either"
+
+
+def extension_provider_config(name: str) -> ProviderConfig | None:
+    """The ``ProviderConfig`` of a provider an extension registered
+    (``panto.provider.register``), or None."""
+    from .ext_providers import get
+
+    p = get(name)
+    if p is None:
+        return None
+    return ProviderConfig(
+        p.name,
+        p.wire,
+        p.base_url,
+        requires_key=False,
+        default_model=p.default_model,
+        extension=True,
+    )
 
 
 BUILTIN_PROVIDERS: dict[str, ProviderConfig] = {
@@ -285,8 +309,14 @@ class Config:
             if provider in self.providers:
                 self.provider, self.model = provider, model
         if self.provider not in self.providers:
-            known = ", ".join(sorted(self.providers))
-            raise ConfigError(f"unknown provider {self.provider!r} (known: {known})")
+            ext = extension_provider_config(self.provider)
+            if ext is None:
+                known = ", ".join(sorted(self.providers))
+                raise ConfigError(
+                    f"unknown provider {self.provider!r} (known: {known}); "
+                    f"{NOT_REGISTERED.format(name=self.provider)}"
+                )
+            self.providers = {**self.providers, ext.name: ext}
         if not self.model:
             self.model = self.providers[self.provider].default_model
 
@@ -430,9 +460,12 @@ class Config:
         default model).  A base URL / key override set for another provider
         is dropped when the provider changes."""
         provider, model = split_model(spec)
-        if provider not in self.providers:
+        if provider not in self.providers and extension_provider_config(provider) is None:
             known = ", ".join(sorted(self.providers))
-            raise ConfigError(f"unknown provider {provider!r} in {spec!r} (known: {known})")
+            raise ConfigError(
+                f"unknown provider {provider!r} in {spec!r} (known: {known}); "
+                f"{NOT_REGISTERED.format(name=provider)}"
+            )
         changes: dict[str, Any] = {"provider": provider, "model": model}
         if provider != self.provider:
             changes.update(base_url=None, api_key=None)
@@ -463,7 +496,9 @@ class Config:
         url = (self.base_url or self.provider_config.base_url).rstrip("/")
         from .schema import URL_EXPECTED, url_problem
 
-        problem = None if self.provider_config.mock else url_problem(url)
+        p = self.provider_config
+        # (mock and event-producing extension providers get theirs at make_provider)
+        problem = None if p.mock or (p.extension and not url) else url_problem(url)
         if problem:
             raise ConfigError(f"base_url: expected {URL_EXPECTED}, got {url!r} ({problem})")
         return url

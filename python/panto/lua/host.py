@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import os
+import re
 import time
 import weakref
 from collections.abc import Callable, Coroutine
@@ -316,6 +317,23 @@ def make_host(runtime: Any) -> Any:
     def register_hook(event: bytes, hid: int) -> None:
         rt.register_hook(s(event), rt.objects[hid])
 
+    def register_provider(spec: Any, prepare: Any, respond: Any) -> Any:
+        o = rt.from_lua(spec)
+        try:
+            name, wire, base_url, model, timeout = _provider_spec(o, prepare, respond)
+        except ValueError as e:
+            return (False, f"panto.provider.register: {e}".encode())
+        rt.register_provider(
+            name,
+            wire,
+            base_url,
+            model,
+            rt.objects[prepare] if prepare else None,
+            rt.objects[respond] if respond else None,
+            timeout,
+        )
+        return (True,)
+
     funcs: dict[bytes, Any] = {
         b"fs_read": sync(fs_read),
         b"fs_write": sync(fs_write),
@@ -346,11 +364,58 @@ def make_host(runtime: Any) -> Any:
         b"register_command": register_command,
         b"register_hook": register_hook,
         b"register_prompt": register_prompt,
+        b"register_provider": register_provider,
         b"version": _version().encode(),
         b"poll": rt.poll,
         b"hook_count": HOOK_COUNT,
     }
     return runtime.lua.table_from(funcs)
+
+
+#: what ``panto.provider.register`` accepts
+PROVIDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+PROVIDER_WIRES = ("openai-chat", "anthropic-messages")
+
+
+def _provider_spec(o: Any, prepare: Any, respond: Any) -> tuple[str, str, str, str, float | None]:
+    """``(name, wire, base_url, default_model, timeout)`` of a
+    ``panto.provider.register`` table; ValueError naming what is wrong."""
+    from ..config import BUILTIN_PROVIDERS
+    from ..config.schema import URL_EXPECTED, url_problem
+
+    if not isinstance(o, dict):
+        raise ValueError("expects a table {name, wire, base_url, prepare} or {name, stream}")
+    name = o.get("name")
+    if not isinstance(name, str) or not PROVIDER_NAME.match(name):
+        raise ValueError(f"'name' must match {PROVIDER_NAME.pattern} (got {name!r})")
+    if name in BUILTIN_PROVIDERS:
+        raise ValueError(f"{name!r} is a built-in provider; choose another name")
+    if bool(prepare) == bool(respond):
+        raise ValueError(
+            f"provider {name}: give exactly one of 'prepare' (an HTTP provider on a wire) "
+            "and 'stream' (a provider that produces the turn itself)"
+        )
+    model = o.get("default_model") or ""
+    if not isinstance(model, str):
+        raise ValueError(f"provider {name}: 'default_model' must be a string")
+    timeout = o.get("timeout")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise ValueError(f"provider {name}: 'timeout' must be a number of seconds > 0")
+        timeout = float(timeout)
+    elif prepare:
+        timeout = 30.0  # a stream may run as long as the model does
+    if respond:
+        return name, "anthropic-messages", "", model, timeout
+    wire = o.get("wire")
+    if wire not in PROVIDER_WIRES:
+        raise ValueError(
+            f"provider {name}: 'wire' must be one of {', '.join(PROVIDER_WIRES)} (got {wire!r})"
+        )
+    base_url = o.get("base_url")
+    if not isinstance(base_url, str) or url_problem(base_url):
+        raise ValueError(f"provider {name}: 'base_url' must be {URL_EXPECTED} (got {base_url!r})")
+    return name, str(wire), base_url.rstrip("/"), model, timeout
 
 
 def _stat_type(mode: int) -> str:

@@ -177,6 +177,8 @@ def save(key: str, source: LuaToolSource, report: LoadReport) -> bool:
         return False
     if any(rt.hooks.values()) or any(not isinstance(p, str) for _, p in rt.prompts):
         return False
+    if rt.providers:  # a provider must be registered before the model resolves
+        return False
     doc = {
         "v": CACHE_VERSION,
         "decls": [_decl_dict(d) for d in source.decls()],
@@ -247,6 +249,19 @@ class _LazyHooks:
     def before_compact(self, info: Mapping[str, Any] | None = None) -> str | None:
         h = self._real()
         return h.before_compact(info) if h is not None else None
+
+    def wants(self, event: str) -> bool:
+        h = self._real()
+        return h.wants(event) if h is not None else False
+
+    def before_request(self, request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        h = self._real()
+        return h.before_request(request) if h is not None else None
+
+    def after_response(self, info: Mapping[str, Any] | None = None) -> None:
+        h = self._real()
+        if h is not None:
+            h.after_response(info)
 
 
 class LazyLuaToolSource(ToolSource):

@@ -600,6 +600,7 @@ rt.set_config({})
 local EVENTS = {
   session_start = true, user_message = true, before_tool_call = true,
   after_tool_call = true, turn_end = true, before_compact = true,
+  before_request = true, after_response = true,
 }
 
 local function check_registration(what)
@@ -648,6 +649,57 @@ function panto.ext.on(event, fn)
 end
 
 panto.ext.events = EVENTS
+panto.on = panto.ext.on
+
+-- providers (panto.config.ext_providers): an HTTP provider on a wire whose
+-- url/headers/key `prepare(req)` computes per request, or one whose
+-- `stream(req, out)` produces the turn itself through `out`
+panto.provider = {}
+
+local function stream_runner(fn)
+  return function(req)
+    local events = {}
+    local function add(ev) events[#events + 1] = ev end
+    local out = {
+      text = function(s) add({ type = "text", text = tostring(s) }) end,
+      thinking = function(s) add({ type = "thinking", text = tostring(s) }) end,
+      tool_call = function(c)
+        if type(c) ~= "table" or type(c.name) ~= "string" then
+          error("out.tool_call expects {name, input, id?}", 2)
+        end
+        add({ type = "tool_call", name = c.name, id = c.id,
+              input = c.input or json.object() })
+      end,
+      usage = function(u)
+        u = u or {}
+        add({ type = "usage", input_tokens = u.input_tokens or 0,
+              output_tokens = u.output_tokens or 0 })
+      end,
+      stop = function(reason) add({ type = "stop", reason = reason or "stop" }) end,
+    }
+    fn(req, out)
+    return events
+  end
+end
+
+function panto.provider.register(spec)
+  check_registration("provider.register")
+  if type(spec) ~= "table" then
+    error("panto.provider.register expects a table {name, wire, base_url, prepare} "
+      .. "or {name, stream}", 2)
+  end
+  for _, k in ipairs({ "prepare", "stream" }) do
+    if spec[k] ~= nil and type(spec[k]) ~= "function" then
+      error("panto.provider.register: '" .. k .. "' must be a function", 2)
+    end
+  end
+  local fields = { name = spec.name, wire = spec.wire, base_url = spec.base_url,
+                   default_model = spec.default_model, timeout = spec.timeout }
+  local ok, err = host.register_provider(fields,
+    spec.prepare and anchor(spec.prepare) or nil,
+    spec.stream and anchor(stream_runner(spec.stream)) or nil)
+  if not ok then error(err, 2) end
+end
 
 -- a part of the system prompt: a string, or a function(info) returning one
 -- (called each time the prompt is composed; info = {cwd, model, tools})

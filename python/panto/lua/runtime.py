@@ -164,6 +164,8 @@ class LuaRuntime:
         self.hooks: dict[str, list[_Hook]] = {e: [] for e in HOOK_EVENTS}
         #: ``panto.ext.system_prompt`` parts: (entry, text) or (entry, Lua function)
         self.prompts: list[tuple[str | None, Any]] = []
+        #: ``panto.provider.register``: provider name -> entry
+        self.providers: dict[str, str | None] = {}
         self.processes: set[procs.Process] = set()
         self._batches: set[_Batch] = set()
         self._http: Any = None
@@ -329,6 +331,11 @@ class LuaRuntime:
         self.prompts.clear()
         for hs in self.hooks.values():
             hs.clear()
+        if self.providers:
+            from ..config.ext_providers import unregister
+
+            unregister(id(self))
+            self.providers.clear()
 
     async def _shutdown(self) -> None:
         for b in list(self._batches):
@@ -581,6 +588,55 @@ class LuaRuntime:
 
     def register_prompt(self, part: Any) -> None:
         self.prompts.append((current_entry.get(), part))
+
+    def register_provider(
+        self,
+        name: str,
+        wire: str,
+        base_url: str,
+        default_model: str,
+        prepare: Any,
+        respond: Any,
+        timeout: float | None,
+    ) -> None:
+        """Register a provider for the entry activating now
+        (``panto.provider.register``; panto.config.ext_providers).
+        ``prepare``/``respond`` are Lua functions; the callables registered
+        run them on this runtime's loop (called from any other thread)."""
+        from ..config.ext_providers import ExtensionProvider, register
+
+        entry = current_entry.get()
+        who = self.describe_entry(entry)
+        rt = weakref.proxy(self)
+
+        def call(fn: Any, what: str, payload: Mapping[str, Any]) -> Any:
+            res = rt.run(
+                rt.call_as(entry, f"provider {name}: {what} of {who}", timeout, fn, payload),
+                what=f"provider {name}: {what}",
+            )
+            return res[0] if res else None
+
+        register(
+            ExtensionProvider(
+                name,
+                wire,
+                base_url,
+                default_model,
+                prepare=(lambda info: call(prepare, "prepare", info)) if prepare else None,
+                respond=(lambda req: call(respond, "stream", req) or []) if respond else None,
+                origin=who,
+                owner=id(self),
+            )
+        )
+        self.providers[name] = entry
+
+    async def call_as(
+        self, entry: str | None, what: str, timeout: float | None, fn: Any, payload: Any
+    ) -> list[Any]:
+        """Call a Lua function on behalf of extension entry ``entry`` with
+        ``payload`` converted to Lua (JSON nulls kept: a request body must
+        come back as it went); the results converted to Python."""
+        return await self._run_as(entry, what, timeout, fn, self.to_lua(payload))
 
     def register_tool(
         self, name: str, description: str, schema: Any, handler: Any, timeout: Any
@@ -929,6 +985,11 @@ class LuaRuntime:
         for event, hs in self.hooks.items():
             self.hooks[event] = [h for h in hs if h.entry != entry]
         self.prompts = [p for p in self.prompts if p[0] != entry]
+        if any(e == entry for e in self.providers.values()):
+            from ..config.ext_providers import unregister
+
+            unregister(id(self), self.describe_entry(entry))
+            self.providers = {n: e for n, e in self.providers.items() if e != entry}
 
     def describe_entry(self, entry: str | None) -> str:
         """``name (origin)`` of an extension entry, for messages."""

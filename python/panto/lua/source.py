@@ -39,6 +39,11 @@ class LuaHooks:
             return []
         return self.runtime.emit(event, payload)
 
+    def wants(self, event: str) -> bool:
+        """Whether an extension handles ``event`` (the agent skips the work
+        of building a payload nobody reads)."""
+        return self.runtime.has_handlers(event)
+
     def session_start(self, info: Mapping[str, Any] | None = None) -> None:
         """Once per session (new or resumed): ``{session_id, cwd, model, resumed}``."""
         self._emit("session_start", dict(info or {}))
@@ -130,6 +135,37 @@ class LuaHooks:
             elif isinstance(res, dict) and isinstance(res.get("prompt"), str):
                 prompt = res["prompt"]
         return prompt
+
+    def before_request(self, request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """Before each provider request: handlers get ``{provider, model,
+        wire, url, headers, body}`` (secrets already replaced by
+        placeholders: ``HookChain.before_request``) and may return it
+        rewritten (``headers``, ``body``); later handlers see the rewrite."""
+        if not self.runtime.has_handlers("before_request"):
+            return None
+        req: dict[str, Any] = dict(request)
+        for h in list(self.runtime.hooks["before_request"]):
+            what = f"before_request handler of {h.entry or '?'}"
+            try:
+                res = self.runtime.run(
+                    self.runtime.call_as(h.entry, what, self.runtime.hook_timeout, h.fn, req),
+                    what="before_request handlers",
+                )
+            except Exception as e:  # noqa: BLE001 - logged; the request goes on
+                log.warning("%s failed: %s", what, e)
+                continue
+            value = res[0] if res else None
+            if isinstance(value, dict):
+                if isinstance(value.get("headers"), dict):
+                    req["headers"] = value["headers"]
+                if isinstance(value.get("body"), dict):
+                    req["body"] = value["body"]
+        return req
+
+    def after_response(self, info: Mapping[str, Any] | None = None) -> None:
+        """After each provider response: ``{provider, model, wire, usage,
+        stop_reason, error, status}``."""
+        self._emit("after_response", dict(info or {}))
 
 
 class LuaToolSource(ToolSource):

@@ -19,16 +19,25 @@ def make_provider(config: Config) -> Provider:
         from .mock import with_mock_server
 
         config = with_mock_server(config)
+    cls = _wire_class(config, wire)
+    if config.provider_config.extension:
+        from .extension import make_extension_provider
+
+        return make_extension_provider(config, cls)
+    return cls(config)
+
+
+def _wire_class(config: Config, wire: str) -> type[Provider]:
     if wire == "openai-chat":
         from .openai_chat import OpenAIChatProvider
 
-        return OpenAIChatProvider(config)
+        return OpenAIChatProvider
     if wire == "anthropic-messages":
         from .anthropic import AnthropicProvider
 
-        return AnthropicProvider(config)
+        return AnthropicProvider
     if wire == "openai-responses":
         from .openai_responses import OpenAIResponsesProvider
 
-        return OpenAIResponsesProvider(config)
+        return OpenAIResponsesProvider
     raise ConfigError(f"provider {config.provider!r}: unknown wire {wire!r}")
