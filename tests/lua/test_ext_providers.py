@@ -166,3 +166,51 @@ def test_before_request_hook_adds_a_header_and_never_sees_the_key(
         "stop_reason": "stop",
     }
     assert after["usage"]["input_tokens"] == 123 and after["usage"]["output_tokens"] == 45
+
+
+def test_event_provider_streams_each_event_as_it_is_emitted() -> None:
+    """The first text reaches the turn while ``respond`` is still running
+    (a PTY-driven provider shows the model's words as they come); an error
+    after it ends the turn with the provider's message."""
+    import threading
+
+    from panto.agent import Agent
+    from panto.config import Config
+    from panto.config.ext_providers import ExtensionProvider, register, unregister
+    from panto.errors import PantoError
+    from panto.events import ContentDelta
+
+    seen_first = threading.Event()
+    owner = object()
+
+    def respond(req: Any, emit: Any) -> None:
+        emit({"type": "text", "text": "first "})
+        assert seen_first.wait(10), "the first delta never reached the turn"
+        emit({"type": "text", "text": "second"})
+        if req["messages"][-1]["text"] == "fail":
+            raise RuntimeError("the terminal went away")
+        emit({"type": "usage", "input_tokens": 4, "output_tokens": 2})
+
+    register(
+        ExtensionProvider("streamy", "anthropic-messages", "", "m", respond=respond, owner=owner)
+    )
+    try:
+        agent = Agent(Config(provider="streamy", max_retries=0))
+        agent.submit_user_message("hi")
+        texts: list[str] = []
+        with agent.run() as stream:
+            for ev in stream:
+                if isinstance(ev, ContentDelta):
+                    texts.append(ev.text)
+                    seen_first.set()
+        assert texts == ["first ", "second"]
+        assert agent.conversation.messages[-1].usage.output_tokens == 2
+        seen_first.clear()
+        agent.submit_user_message("fail")
+        with pytest.raises(PantoError, match="the terminal went away"):
+            with agent.run() as stream:
+                for ev in stream:
+                    if isinstance(ev, ContentDelta):
+                        seen_first.set()
+    finally:
+        unregister(owner)

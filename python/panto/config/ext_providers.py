@@ -32,8 +32,9 @@ class ExtensionProvider:
     ``{provider, model, wire, url, headers}`` (no key among the headers);
     returns ``{url?, headers?, api_key?}``.  ``respond`` (a provider that
     produces the turn itself): called once per request with ``{provider,
-    model, system, messages, tools}``; returns the list of events it emitted
-    (``{type="text"|"thinking"|"tool_call"|"usage"|"stop", ...}``).
+    model, system, messages, tools}`` and ``emit``, which it calls with each
+    event as it happens (``{type="text"|"thinking"|"tool_call"|"usage"|"stop",
+    ...}``); returns when the response is complete.
     Both block the calling thread (never call them on the Lua thread).
     """
 
@@ -42,7 +43,7 @@ class ExtensionProvider:
     base_url: str
     default_model: str
     prepare: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None
-    respond: Callable[[Mapping[str, Any]], list[Any]] | None = None
+    respond: Callable[[Mapping[str, Any], Callable[[Any], None]], None] | None = None
     #: the extension entry that registered it (for messages)
     origin: str = "?"
     #: who may unregister it (the Lua state it lives in)

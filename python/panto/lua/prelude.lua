@@ -657,9 +657,8 @@ panto.on = panto.ext.on
 panto.provider = {}
 
 local function stream_runner(fn)
-  return function(req)
-    local events = {}
-    local function add(ev) events[#events + 1] = ev end
+  return function(req, emit)
+    local function add(ev) emit(ev) end
     local out = {
       text = function(s) add({ type = "text", text = tostring(s) }) end,
       thinking = function(s) add({ type = "thinking", text = tostring(s) }) end,
@@ -678,7 +677,6 @@ local function stream_runner(fn)
       stop = function(reason) add({ type = "stop", reason = reason or "stop" }) end,
     }
     fn(req, out)
-    return events
   end
 end
 

@@ -609,12 +609,18 @@ class LuaRuntime:
         who = self.describe_entry(entry)
         rt = weakref.proxy(self)
 
-        def call(fn: Any, what: str, payload: Mapping[str, Any]) -> Any:
+        def call(fn: Any, what: str, payload: Mapping[str, Any], *extra: Any) -> Any:
             res = rt.run(
-                rt.call_as(entry, f"provider {name}: {what} of {who}", timeout, fn, payload),
+                rt.call_as(
+                    entry, f"provider {name}: {what} of {who}", timeout, fn, payload, *extra
+                ),
                 what=f"provider {name}: {what}",
             )
             return res[0] if res else None
+
+        def stream(req: Mapping[str, Any], emit: Callable[[Any], None]) -> None:
+            # ``emit`` runs on the Lua thread: the event table is converted there
+            call(respond, "stream", req, lambda ev: emit(rt.from_lua(ev)))
 
         register(
             ExtensionProvider(
@@ -623,7 +629,7 @@ class LuaRuntime:
                 base_url,
                 default_model,
                 prepare=(lambda info: call(prepare, "prepare", info)) if prepare else None,
-                respond=(lambda req: call(respond, "stream", req) or []) if respond else None,
+                respond=stream if respond else None,
                 origin=who,
                 owner=id(self),
             )
@@ -631,12 +637,19 @@ class LuaRuntime:
         self.providers[name] = entry
 
     async def call_as(
-        self, entry: str | None, what: str, timeout: float | None, fn: Any, payload: Any
+        self,
+        entry: str | None,
+        what: str,
+        timeout: float | None,
+        fn: Any,
+        payload: Any,
+        *extra: Any,
     ) -> list[Any]:
         """Call a Lua function on behalf of extension entry ``entry`` with
         ``payload`` converted to Lua (JSON nulls kept: a request body must
-        come back as it went); the results converted to Python."""
-        return await self._run_as(entry, what, timeout, fn, self.to_lua(payload))
+        come back as it went) and ``extra`` as they are (Python callables);
+        the results converted to Python."""
+        return await self._run_as(entry, what, timeout, fn, self.to_lua(payload), *extra)
 
     def register_tool(
         self, name: str, description: str, schema: Any, handler: Any, timeout: Any

@@ -9,20 +9,32 @@ Two kinds:
   an in-process loopback server speaking the Anthropic Messages wire, so
   the turn loop, its retries, cancellation and decoding are the same code
   as for every other provider.  ``respond`` gets the request read back
-  (system, messages, tools) and returns the events it emitted.
+  (system, messages, tools) and emits events, each written to the stream
+  as it comes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import Config
 from ..config.ext_providers import ExtensionProvider, get
-from ..conversation import Text, Thinking, ToolResultBlock, ToolUse, Usage
+from ..conversation import Message, Text, Thinking, ToolResultBlock, ToolUse, Usage
 from ..errors import ConfigError, ProviderError
+from ..events import (
+    BlockComplete,
+    BlockStart,
+    ContentDelta,
+    Event,
+    MessageComplete,
+    MessageStart,
+    ToolDetails,
+)
 from .base import PreparedRequest, Provider
 from .transport import register_secrets, secret_header_values
 
@@ -103,7 +115,9 @@ def _event_server(ext: ExtensionProvider) -> Any:
             return got[1]
         if got is not None:
             got[1].close()
-        server = ScriptedServer(responder=lambda req: _respond(ext, req)).start()
+        server = ScriptedServer()
+        server.responder = lambda req: _respond(ext, server, req)
+        server.start()
         _servers[ext.name] = (ext, server)
         return server
 
@@ -148,56 +162,152 @@ def request_view(body: Any) -> dict[str, Any]:
     }
 
 
-_call_ids = iter(range(1, 1 << 62))
+_ids = iter(range(1, 1 << 62))
 
 
-def reply_of(events: Sequence[Any]) -> Any:
-    """The ``panto.testing.Reply`` for the events ``respond`` emitted."""
-    from ..testing import Reply
+class EventAssembler:
+    """The events a ``respond`` provider emits, as panto stream events (one
+    block per run of text or thinking, one per tool call)."""
 
-    blocks: list[Any] = []
-    usage = Usage()
-    stop: str | None = None
-    for ev in events:
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.index = -1
+        self.kind: str | None = None
+        self.parts: list[str] = []
+        self.blocks: list[Any] = []
+        self.usage = Usage()
+        self.stop: str | None = None
+
+    def start(self) -> list[Event]:
+        return [MessageStart(f"msg_ext{next(_ids):06d}", self.model, Usage())]
+
+    def _close(self) -> list[Event]:
+        if self.kind is None:
+            return []
+        text = "".join(self.parts)
+        block = Text(text) if self.kind == "text" else Thinking(text, "extension")
+        self.blocks.append(block)
+        self.kind = None
+        return [BlockComplete(self.index, block)]
+
+    def feed(self, ev: Any) -> list[Event]:
+        """The stream events of one emitted event; ValueError when it is malformed."""
         if not isinstance(ev, Mapping):
             raise ValueError(f"an event must be a table, got {type(ev).__name__}")
         kind = ev.get("type")
-        if kind == "text":
+        if kind in ("text", "thinking"):
             t = str(ev.get("text", ""))
-            if blocks and type(blocks[-1]) is Text:
-                blocks[-1] = Text(blocks[-1].text + t)
-            else:
-                blocks.append(Text(t))
-        elif kind == "thinking":
-            blocks.append(Thinking(str(ev.get("text", "")), "extension"))
-        elif kind == "tool_call":
+            if not t:
+                return []
+            out: list[Event] = []
+            if self.kind != kind:
+                out += self._close()
+                self.index += 1
+                self.kind, self.parts = kind, []
+                out.append(BlockStart(self.index, kind))
+            self.parts.append(t)
+            out.append(ContentDelta(self.index, kind, t))
+            return out
+        if kind == "tool_call":
             args = ev.get("input")
             if not isinstance(args, Mapping):
                 args = {}
-            cid = str(ev.get("id") or f"toolu_ext{next(_call_ids):06d}")
-            blocks.append(ToolUse(cid, str(ev["name"]), dict(args)))
-        elif kind == "usage":
-            usage = Usage(
+            name = ev.get("name")
+            if not isinstance(name, str) or not name:
+                raise ValueError("a tool_call event needs a 'name'")
+            out = self._close()
+            self.index += 1
+            cid = str(ev.get("id") or f"toolu_ext{next(_ids):06d}")
+            block = ToolUse(cid, name, dict(args))
+            self.blocks.append(block)
+            raw = json.dumps(block.input, ensure_ascii=False, separators=(",", ":"))
+            return [
+                *out,
+                BlockStart(self.index, "tool_use"),
+                ToolDetails(self.index, cid, name),
+                ContentDelta(self.index, "tool_use", raw),
+                BlockComplete(self.index, block),
+            ]
+        if kind == "usage":
+            self.usage = Usage(
                 input_tokens=int(ev.get("input_tokens") or 0),
                 output_tokens=int(ev.get("output_tokens") or 0),
             )
-        elif kind == "stop":
-            stop = str(ev.get("reason") or "stop")
-        else:
-            raise ValueError(f"unknown event type {kind!r}")
-    return Reply(blocks, stop_reason=stop, usage=usage, chunk=64)
+            return []
+        if kind == "stop":
+            self.stop = str(ev.get("reason") or "stop")
+            return []
+        raise ValueError(f"unknown event type {kind!r}")
+
+    def finish(self) -> list[Event]:
+        out = self._close()
+        has_calls = any(isinstance(b, ToolUse) for b in self.blocks)
+        stop = self.stop or ("tool_use" if has_calls else "stop")
+        msg = Message("assistant", tuple(self.blocks), self.usage, stop, model=self.model)
+        return [*out, MessageComplete(msg, stop, self.usage)]
 
 
-def _respond(ext: ExtensionProvider, req: Any) -> Any:
-    from ..testing import HTTPError
+_DONE = object()
+_HEAD = (
+    b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+    b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n"
+)
 
-    assert ext.respond is not None
+
+def _respond(ext: ExtensionProvider, server: Any, req: Any) -> Any:
+    """The loopback server's answer to one request: ``respond`` runs in a
+    thread of its own and each event it emits is written as it comes."""
+    import queue
+
+    from ..testing import HTTPError, Raw
+
+    with contextlib.suppress(ValueError):
+        server.requests.remove(req)  # nothing is kept of a served request
     try:
         view = request_view(req.json)
-        view["provider"] = ext.name
-        return reply_of(ext.respond(view))
-    except Exception as e:  # noqa: BLE001 - reported to the turn as the provider's error
-        msg = f"provider {ext.name} ({ext.origin}) failed: {e}"
+    except Exception as e:  # noqa: BLE001 - panto's own request: should not happen
         return HTTPError(
-            400, {"type": "error", "error": {"type": "invalid_request_error", "message": msg}}
+            400, {"type": "error", "error": {"type": "invalid_request_error", "message": str(e)}}
         )
+    view["provider"] = ext.name
+    q: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def run() -> None:
+        assert ext.respond is not None
+        try:
+            ext.respond(view, q.put)
+            q.put(_DONE)
+        except Exception as e:  # noqa: BLE001 - the turn gets it as the provider's error
+            q.put(e)
+
+    def write(conn: Any) -> None:
+        from .codec import make_encoder
+
+        enc = make_encoder(EVENTS_WIRE)
+        asm = EventAssembler(str(view.get("model") or ""))
+
+        def send(events: list[Event]) -> bool:
+            data = b"".join(b for ev in events for b in enc.encode(ev))
+            return not data or conn.send(b"%x\r\n%s\r\n" % (len(data), data))
+
+        if not conn.send(_HEAD) or not send(asm.start()):
+            return
+        threading.Thread(target=run, name=f"panto-provider-{ext.name}", daemon=True).start()
+        while True:
+            item = q.get()
+            try:
+                if item is _DONE:
+                    send(asm.finish())
+                    conn.send(b"0\r\n\r\n")
+                    return
+                if isinstance(item, Exception):
+                    raise item
+                if not send(asm.feed(item)):
+                    return  # the turn went away (cancelled): the rest is dropped
+            except Exception as e:  # noqa: BLE001 - one in-stream error event ends it
+                msg = f"provider {ext.name} ({ext.origin}) failed: {e}"
+                err = enc.error("invalid_request_error", msg)
+                conn.send(b"%x\r\n%s\r\n0\r\n\r\n" % (len(err), err))
+                return
+
+    return Raw(write)
