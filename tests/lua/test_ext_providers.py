@@ -39,7 +39,11 @@ def _home(tmp_path: Path, settings: str) -> Path:
 
 
 def panto(
-    home: Path, cwd: Path, *args: str, env: dict[str, str] | None = None
+    home: Path,
+    cwd: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     e = {
         k: v
@@ -61,6 +65,7 @@ def panto(
         timeout=120,
         cwd=cwd,
         env=e,
+        input=input,
     )
 
 
@@ -116,6 +121,21 @@ def test_event_provider_answers_a_p_run(tmp_path: Path) -> None:
     out = json.loads(r.stdout)
     assert "The tool said:" in out["result"] and "hello from the file" in out["result"]
     assert out["usage"]["output_tokens"] == 6  # two responses of 3 each
+
+
+def test_model_command_switches_to_an_extension_provider(tmp_path: Path) -> None:
+    home = _home(tmp_path, "")
+    r = panto(
+        home,
+        tmp_path,
+        "--model",
+        "mock/anthropic",
+        input="/model example-echo/echo\nhello there\n/model nosuch/x\n",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "echo: hello there" in r.stdout
+    assert "You said" not in r.stdout  # the mock did not answer
+    assert "'nosuch' is not registered by any loaded extension" in r.stdout + r.stderr
 
 
 def test_unknown_provider_is_one_clear_line(tmp_path: Path) -> None:
