@@ -2,7 +2,8 @@
 
 One background thread runs an asyncio loop holding every server's
 connection.  Nothing waits for a server at start-up: connections start in
-the background, and the tools offered are the list cached from the last run
+the background (a second after start-up when every tool list is cached, so
+the first request is not slowed), and the tools offered are the list cached from the last run
 (``$XDG_CACHE_HOME/panto/mcp/<server>-<config digest>.json``) until the
 server answers.  Only a server never seen before (no cache) is waited for,
 up to its ``startup_timeout``, the first time its tools are asked for.
@@ -22,17 +23,15 @@ up to its ``startup_timeout``, the first time its tools are asked for.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import Image
 from ..logs import get_logger
@@ -41,12 +40,19 @@ from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 from .names import normalize_schema, tool_name
 from .spec import ServerSpec
 
+if TYPE_CHECKING:  # (asyncio is imported by the loop thread: not on panto -p's start-up path)
+    import asyncio
+    from concurrent.futures import Future
+
 __all__ = ["MCPToolSource", "ServerStatus"]
 
 log = get_logger("panto.mcp")
 
 #: Restarts of a crashed server before its calls just fail.
 _MAX_RESTARTS = 1
+#: Seconds after start-up that servers whose tool lists are all cached are
+#: connected (a tool call connects at once).
+START_DELAY = 1.0
 
 
 @dataclass
@@ -63,6 +69,7 @@ class ServerStatus:
 
 class _Server:
     def __init__(self, spec: ServerSpec, source: MCPToolSource) -> None:
+
         self.spec = spec
         self.source = source
         self.state = "starting" if spec.enabled else "disabled"
@@ -162,6 +169,8 @@ class _Server:
 
     async def run(self) -> None:
         """Connect, list the tools, follow list changes until closed."""
+        import asyncio
+
         from mcp import Client
 
         assert self.ready is not None and self.done is not None
@@ -191,6 +200,8 @@ class _Server:
         """Refetch the tool list on every change event (2026-07-28); older
         servers notify through ``_on_message``.  Returns when the
         connection ends."""
+        import asyncio
+
         try:
             async with client.listen(tools_list_changed=True) as sub:
                 async for _event in sub:
@@ -213,12 +224,16 @@ class _Server:
             log.debug("mcp %s: transport: %s", self.spec.name, message)
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        import asyncio
+
         self.ready, self.done = asyncio.Event(), asyncio.Event()
         self.task = loop.create_task(self.run())
 
     async def client_for_call(self) -> Any:
         """The connected client, waiting up to ``startup_timeout``; a
         crashed server restarts once."""
+        import asyncio
+
         if self.client is None and self.done is not None and self.done.is_set():
             if self.restarts >= _MAX_RESTARTS:
                 raise RuntimeError(f"server {self.spec.name} is down: {self.error or 'closed'}")
@@ -237,10 +252,13 @@ class _Server:
         return self.client
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
+        import asyncio
+
         client = await self.client_for_call()
         last = [time.monotonic()]
 
         async def progress(*_: Any) -> None:
+
             last[0] = time.monotonic()
 
         task = asyncio.ensure_future(client.call_tool(tool, arguments, progress_callback=progress))
@@ -315,6 +333,7 @@ class MCPToolSource(ToolSource):
         log_dir: Path,
         env: Mapping[str, str] | None = None,
     ) -> None:
+
         self.cache_dir = cache_dir
         self.log_dir = log_dir
         self.env = dict(os.environ if env is None else env)
@@ -325,15 +344,34 @@ class MCPToolSource(ToolSource):
         self._running: list[Future[ToolOutput]] = []
         self._lock = threading.Lock()
         self._logs: dict[str, Any] = {}
-        if any(s.spec.enabled for s in self._servers.values()):
-            self._start()
+        self._start_lock = threading.Lock()
+        self._closed = False
+        self._timer: threading.Timer | None = None
+        enabled = [s for s in self._servers.values() if s.spec.enabled]
+        if enabled and all(s.cached for s in enabled):
+            # Every tool list is cached: connect a moment later, so that the
+            # first request goes out before the SDK's import (~0.6 s of CPU)
+            # competes with panto's start-up.  A call connects at once.
+            self._timer = threading.Timer(START_DELAY, self._ensure_started)
+            self._timer.daemon = True
+            self._timer.start()
+        elif enabled:
+            self._ensure_started()
 
     # -- the loop thread ---------------------------------------------------------
 
+    def _ensure_started(self) -> None:
+        with self._start_lock:
+            if self._thread is None and not self._closed:
+                self._start()
+
     def _start(self) -> None:
+        import asyncio
+
         started = threading.Event()
 
         def main() -> None:
+
             loop = asyncio.new_event_loop()
             self._loop = loop
             asyncio.set_event_loop(loop)
@@ -349,6 +387,8 @@ class MCPToolSource(ToolSource):
         started.wait()
 
     def _submit(self, coro: Any) -> Future[Any]:
+        import asyncio
+
         assert self._loop is not None
         return asyncio.run_coroutine_threadsafe(coro, self._loop)
 
@@ -385,6 +425,9 @@ class MCPToolSource(ToolSource):
         return None
 
     def invoke_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
+        from concurrent.futures import Future
+
+        self._ensure_started()
         futures: list[Future[ToolOutput] | ToolOutput] = []
         for c in calls:
             route = self._route(c.name)
@@ -409,6 +452,8 @@ class MCPToolSource(ToolSource):
         return out
 
     async def _call(self, server: _Server, tool: str, arguments: dict[str, Any]) -> ToolOutput:
+        import asyncio
+
         try:
             return await server.call(tool, arguments)
         except asyncio.CancelledError:
@@ -434,6 +479,7 @@ class MCPToolSource(ToolSource):
     def wait_ready(self, timeout: float) -> None:
         """Wait until every enabled server is connected or failed (tests,
         ``panto mcp list``)."""
+        self._ensure_started()
         deadline = time.monotonic() + timeout
         for s in self._servers.values():
             if s.spec.enabled:
@@ -442,12 +488,20 @@ class MCPToolSource(ToolSource):
     def close(self) -> None:
         """Stop every server (the SDK terminates stdio process trees) and
         the loop thread."""
+        import asyncio
+
+        with self._start_lock:
+            self._closed = True
+            if self._timer is not None:
+                self._timer.cancel()
         loop = self._loop
         if loop is None:
             return
         self._loop = None
 
         async def stop_all() -> None:
+            import asyncio
+
             await asyncio.gather(*(s.close() for s in self._servers.values()))
 
         with contextlib.suppress(Exception):
