@@ -6,20 +6,23 @@ from __future__ import annotations
 
 from ..config import Config
 from ..errors import ConfigError
-from .base import PreparedRequest, Provider
+from .base import PreparedRequest, Provider, ProviderSpec
 
-__all__ = ["PreparedRequest", "Provider", "make_provider"]
+__all__ = ["PreparedRequest", "Provider", "ProviderSpec", "make_provider"]
 
 
-def make_provider(config: Config) -> Provider:
+def make_provider(config: Config | ProviderSpec) -> Provider:
     """The provider for ``config`` (starting the in-process mock server for
-    ``mock/...`` models)."""
+    ``mock/...`` models), or for a ``ProviderSpec`` (wire, base URL, key,
+    model options: no layered config needed)."""
+    if isinstance(config, ProviderSpec):
+        return _wire_class(config.wire, repr(config.model))(config)
     wire = config.wire
     if config.provider_config.mock and not config.base_url:
         from .mock import with_mock_server
 
         config = with_mock_server(config)
-    cls = _wire_class(config, wire)
+    cls = _wire_class(wire, repr(config.provider))
     if config.provider_config.extension:
         from .extension import make_extension_provider
 
@@ -27,7 +30,7 @@ def make_provider(config: Config) -> Provider:
     return cls(config)
 
 
-def _wire_class(config: Config, wire: str) -> type[Provider]:
+def _wire_class(wire: str, what: str) -> type[Provider]:
     if wire == "openai-chat":
         from .openai_chat import OpenAIChatProvider
 
@@ -40,4 +43,4 @@ def _wire_class(config: Config, wire: str) -> type[Provider]:
         from .openai_responses import OpenAIResponsesProvider
 
         return OpenAIResponsesProvider
-    raise ConfigError(f"provider {config.provider!r}: unknown wire {wire!r}")
+    raise ConfigError(f"provider {what}: unknown wire {wire!r}")

@@ -161,13 +161,13 @@ class AnthropicProvider(Provider):
         }
         if self.api_key:
             h["x-api-key"] = self.api_key
-        if self.config.cache_enabled and self.config.cache_ttl == "1h":
+        if self.spec.cache_enabled and self.spec.cache_ttl == "1h":
             h["anthropic-beta"] = "extended-cache-ttl-2025-04-11"
         h.update(self.extra_headers)
         return h
 
     def body(self, messages: Sequence[Message], tools: Sequence[ToolDecl]) -> dict[str, Any]:
-        cfg = self.config
+        cfg = self.spec
         body: dict[str, Any] = {"model": cfg.model}
         system = system_text(messages)
         if system:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Config
@@ -34,6 +34,7 @@ __all__ = [
     "RETRYABLE_STATUS",
     "PreparedRequest",
     "Provider",
+    "ProviderSpec",
     "backoff_delay",
     "logger",
     "redact",
@@ -75,23 +76,73 @@ def system_text(messages: Sequence[Message]) -> str:
     return "\n\n".join(parts)
 
 
+@dataclass(frozen=True)
+class ProviderSpec:
+    """Everything a provider needs, without the layered ``Config``: the
+    wire, where to send, the credentials and the model with its options (a
+    proxy has these, not a config).  ``ProviderSpec.from_config`` resolves
+    them from a ``Config``."""
+
+    wire: str
+    base_url: str
+    model: str
+    api_key: str | None = None
+    #: extra request headers (their credential values are scrubbed too)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    max_tokens: int = 8192
+    #: the body key of the output limit (OpenAI chat: ``max_tokens`` or
+    #: ``max_completion_tokens``)
+    max_tokens_field: str = "max_tokens"
+    thinking_budget: int | None = None
+    reasoning_effort: str | None = None
+    cache_enabled: bool = True
+    cache_ttl: str = "5m"
+    #: send a ``prompt_cache_key`` (OpenAI's own API; other servers may reject it)
+    prompt_cache_key: bool = False
+    #: send images (False: each image is a text note naming it)
+    images: bool = True
+
+    @classmethod
+    def from_config(cls, config: Config) -> ProviderSpec:
+        return cls(
+            wire=config.wire,
+            base_url=config.resolve_base_url(),
+            model=config.model,
+            api_key=config.resolve_api_key(),
+            headers=config.resolve_headers(),
+            max_tokens=config.max_tokens,
+            max_tokens_field=config.provider_config.max_tokens_field,
+            thinking_budget=config.thinking_budget,
+            reasoning_effort=config.reasoning_effort,
+            cache_enabled=config.cache_enabled,
+            cache_ttl=config.cache_ttl,
+            prompt_cache_key=config.provider_config.name == "openai",
+            images=model_info(config).images is not False,
+        )
+
+
 class Provider(ABC):
-    """One wire's request serialization for one configured provider."""
+    """One wire's request serialization for one provider: built from a
+    ``ProviderSpec``, or from a ``Config`` (``ProviderSpec.from_config``)."""
 
     wire: str
 
-    def __init__(self, config: Config) -> None:
-        self.config = config
-        self.base_url = config.resolve_base_url()
-        self.api_key = config.resolve_api_key()
-        self.extra_headers = config.resolve_headers()
+    def __init__(self, source: Config | ProviderSpec) -> None:
+        spec = source if isinstance(source, ProviderSpec) else ProviderSpec.from_config(source)
+        self.spec = spec
+        #: the config it was built from (None for a spec): subclasses that
+        #: need more of it (extension providers) read it here
+        self.config: Config | None = None if isinstance(source, ProviderSpec) else source
+        self.base_url = spec.base_url
+        self.api_key = spec.api_key
+        self.extra_headers = dict(spec.headers)
         secrets = [self.api_key] if self.api_key else []
         secrets += secret_header_values(self.extra_headers)
         self.secrets: tuple[str, ...] = tuple(dict.fromkeys(secrets))
         register_secrets(self.secrets, owner=self)  # scrubbed while this provider lives
         #: send images (False: the model's ``[models] images = false``; each
         #: image is then a text note naming it)
-        self.images = model_info(config).images is not False
+        self.images = spec.images
 
     @property
     @abstractmethod

@@ -66,7 +66,7 @@ def _http_provider(base: type[Provider], ext: ExtensionProvider, config: Config)
             self.extra_headers = dict(config.resolve_headers())
             info = {
                 "provider": ext.name,
-                "model": self.config.model,
+                "model": config.model,
                 "wire": self.wire,
                 "url": self.url,
                 "headers": self.headers(),
@@ -89,7 +89,7 @@ def _http_provider(base: type[Provider], ext: ExtensionProvider, config: Config)
             new = tuple(s for s in dict.fromkeys(secrets) if s not in self.secrets)
             if new:
                 self.secrets = (*self.secrets, *new)
-                register_secrets(new)
+                register_secrets(new, owner=self)
             req = super().build_request(messages, tools)
             url = out.get("url")
             if url:

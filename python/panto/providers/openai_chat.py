@@ -164,7 +164,7 @@ class OpenAIChatProvider(Provider):
         return h
 
     def body(self, messages: Sequence[Message], tools: Sequence[ToolDecl]) -> dict[str, Any]:
-        cfg = self.config
+        cfg = self.spec
         body: dict[str, Any] = {
             "model": cfg.model,
             "messages": serialize_messages(messages, self.images),
@@ -173,10 +173,10 @@ class OpenAIChatProvider(Provider):
             body["tools"] = serialize_tools(tools)
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
-        body[cfg.provider_config.max_tokens_field] = cfg.max_tokens
+        body[cfg.max_tokens_field] = cfg.max_tokens
         if cfg.reasoning_effort:
             body["reasoning_effort"] = cfg.reasoning_effort
-        if cfg.cache_enabled and cfg.provider_config.name == "openai":
+        if cfg.cache_enabled and cfg.prompt_cache_key:
             body["prompt_cache_key"] = prompt_cache_key(body["messages"])
         return body
 

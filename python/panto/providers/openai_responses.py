@@ -215,7 +215,7 @@ class OpenAIResponsesProvider(Provider):
     def body(self, messages: Sequence[Message], tools: Sequence[ToolDecl]) -> dict[str, Any]:
         """The request; received items in ``input`` are ``_Raw`` (their
         JSON text): ``build_request`` splices them in unchanged."""
-        cfg = self.config
+        cfg = self.spec
         body: dict[str, Any] = {"model": cfg.model}
         instructions = system_text(messages)
         if instructions:
@@ -229,7 +229,7 @@ class OpenAIResponsesProvider(Provider):
         body["include"] = ["reasoning.encrypted_content"]
         if cfg.reasoning_effort:
             body["reasoning"] = {"effort": cfg.reasoning_effort, "summary": "auto"}
-        if cfg.cache_enabled and cfg.provider_config.name == "openai":
+        if cfg.cache_enabled and cfg.prompt_cache_key:
             body["prompt_cache_key"] = prompt_cache_key(instructions, body["input"])
         return body
 

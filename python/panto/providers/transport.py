@@ -101,7 +101,7 @@ def register_secrets(secrets: Iterable[str], owner: object | None = None) -> Non
             key = id(owner)
             if key not in _owned:
                 weakref.finalize(owner, _forget, key)
-            _owned[key] = new
+            _owned[key] = _owned.get(key, frozenset()) | new
         _rebuild_snapshot()
 
 
