@@ -52,3 +52,19 @@ def test_a_secret_without_owner_stays() -> None:
     register_secrets(["sk-forever-0123456789"])
     gc.collect()
     assert redact("sk-forever-0123456789") == "***"
+
+
+def test_an_owner_that_registers_again_keeps_its_first_secrets() -> None:
+    """(An extension's provider registers the key its ``prepare`` returned
+    on top of its own.)"""
+
+    class Owner:
+        pass
+
+    owner = Owner()
+    register_secrets(["first-secret-0123456789"], owner=owner)
+    register_secrets(["second-secret-0123456789"], owner=owner)
+    assert redact("first-secret-0123456789 second-secret-0123456789") == "*** ***"
+    del owner
+    gc.collect()
+    assert redact("first-secret-0123456789") == "first-secret-0123456789"
