@@ -1,24 +1,33 @@
 """``panto serve`` under load: N concurrent streams of M chunks through the
-proxy against the same streams straight from the upstream, in one run.
+proxy against the same streams straight from the upstream, in one run, and
+(optionally) through LiteLLM's proxy as the peer.
 
-The upstream is panto.testing.ScriptedServer (loopback, both wires), each
-reply ``--chunks`` text events ``--delay`` seconds apart.  A ``panto serve``
-subprocess stands in front of it.  Three runs of ``--requests`` requests at
-``--concurrency`` streams each:
+The upstream is a small asyncio server in its own process (``--upstream
+fast``, the default) that writes pre-rendered SSE bytes from
+``panto.providers.codec``'s encoders, ``--chunks`` text events ``--delay``
+seconds apart, chunked, keep-alive; ``--upstream scripted`` uses
+panto.testing.ScriptedServer (threads, in this process) instead, which is
+itself the bottleneck at 200 streams.  The load generator is a minimal
+asyncio HTTP/1.1 client: one kept-alive connection per concurrent stream,
+time to first byte measured at the first ``data:`` of the body.  Runs:
 
 - direct: the client talks to the upstream (OpenAI wire);
-- proxy, same wire: OpenAI client -> panto serve -> OpenAI upstream (bytes
+- proxy same-wire: OpenAI client -> panto serve -> OpenAI upstream (bytes
   pass through, teed through the C decoder);
-- proxy, cross wire: OpenAI client -> panto serve -> Anthropic upstream
-  (decoded by the C core, encoded for the client).
+- proxy cross-wire: OpenAI client -> panto serve -> Anthropic upstream
+  (decoded by the C core, encoded for the client);
+- litellm: OpenAI client -> LiteLLM proxy -> the same OpenAI upstream
+  (``litellm[proxy]`` installed into a venv under
+  ``$XDG_CACHE_HOME/panto-bench/litellm``, reused between runs; skipped with
+  one line when it cannot be installed or started).
 
-Printed per run: time to first byte p50/p99, throughput (requests/s and
-chunks/s), errors; for the proxy runs, the added time to first byte
-(proxy - direct) at p50 and p99 and its ratio, and the serve process's RSS
-before and after (growth).  Loopback only; bounded in count and time.
+Printed per run: time to first byte p50/p99, throughput, errors, the proxy
+process's CPU per request; the added time to first byte (proxy - direct) at
+p50 and p99 with its ratio; panto's throughput as a ratio of LiteLLM's; the
+serve process's RSS growth over the proxy runs.  Loopback only; bounded.
 
     python bench/serve.py                      # 200 streams x 50 chunks, 2,000 requests
-    python bench/serve.py --requests 400 --concurrency 50
+    python bench/serve.py --requests 400 --concurrency 50 --no-litellm
 """
 
 from __future__ import annotations
@@ -26,16 +35,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from pathlib import Path
+from typing import Any
 
-import httpx
-
-from panto.conversation import Text
-from panto.testing import Reply, ScriptedServer
+HERE = Path(__file__).resolve()
+#: The key every client sends (LiteLLM's master key: panto serve on loopback takes any).
+KEY = "sk-panto-bench-" + "7f3a9c2e5b81d64f0a2c7e9b3d5f1a86"
 
 
 def rss_kb(pid: int) -> int:
@@ -45,50 +56,248 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its reaped children."""
+    f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in f[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p * len(xs)))] if xs else float("nan")
 
 
-async def load(url: str, model: str, n: int, conc: int, timeout: float) -> dict[str, float]:
-    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
-    ttfb: list[float] = []
-    errors = 0
-    chunks = 0
-    sem = asyncio.Semaphore(conc)
-    body = {"model": model, "messages": [{"role": "user", "content": "go"}], "stream": True}
-    async with httpx.AsyncClient(limits=limits, timeout=timeout) as client:
+# -- the fast upstream (run as a subprocess: --serve-upstream) ------------------------
 
-        async def one() -> None:
-            nonlocal errors, chunks
-            async with sem:
-                t0 = time.perf_counter()
+
+def rendered(chunks: int) -> dict[str, list[bytes]]:
+    """Each wire's SSE events of one reply of ``chunks`` text deltas, each
+    already framed as an HTTP/1.1 chunk."""
+    from panto.conversation import Text
+    from panto.testing import Reply, render_sse
+
+    reply = Reply([Text("tok " * chunks)], chunk=4)
+    out = {}
+    for wire in ("openai-chat", "anthropic-messages"):
+        out[wire] = [b"%x\r\n%s\r\n" % (len(e), e) for e in render_sse(reply, wire, "m")]
+    return out
+
+
+async def serve_upstream(chunks: int, delay: float) -> None:
+    events = rendered(chunks)
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+        b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+
+    async def conn(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        try:
+            while True:
                 try:
-                    async with client.stream(
-                        "POST", url, json=body, headers={"authorization": "Bearer x"}
-                    ) as r:
-                        first = True
-                        async for data in r.aiter_raw():
-                            if first:
-                                ttfb.append(time.perf_counter() - t0)
-                                first = False
-                            chunks += data.count(b"data: ")
-                        if r.status_code != 200:
-                            errors += 1
-                except httpx.HTTPError:
-                    errors += 1
+                    req = await r.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                length = 0
+                for line in req.split(b"\r\n"):
+                    if line[:15].lower() == b"content-length:":
+                        length = int(line[15:])
+                if length:
+                    await r.readexactly(length)
+                path = req.split(b" ", 2)[1].split(b"?")[0]
+                wire = "anthropic-messages" if path.endswith(b"/messages") else "openai-chat"
+                w.write(head)
+                for e in events[wire]:
+                    w.write(e)
+                    await w.drain()
+                    if delay:
+                        await asyncio.sleep(delay)
+                w.write(b"0\r\n\r\n")
+                await w.drain()
+        except ConnectionError:
+            pass
+        finally:
+            w.close()
 
+    server = await asyncio.start_server(conn, "127.0.0.1", 0, backlog=1024)
+    print(server.sockets[0].getsockname()[1], flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+# -- the load generator -------------------------------------------------------------
+
+
+async def load(
+    url: str, model: str, n: int, conc: int, timeout: float, pid: int | None = None
+) -> dict[str, float]:
+    """``n`` streamed chat requests over ``conc`` kept-alive connections."""
+    host, _, rest = url.removeprefix("http://").partition("/")
+    hostname, port = host.split(":")
+    body = (
+        b'{"model":"%s","messages":[{"role":"user","content":"go"}],"stream":true}' % model.encode()
+    )
+    request = (
+        b"POST /%s HTTP/1.1\r\nhost: %s\r\ncontent-type: application/json\r\n"
+        b"authorization: Bearer %s\r\ncontent-length: %d\r\n\r\n%s"
+        % (rest.encode(), host.encode(), KEY.encode(), len(body), body)
+    )
+    ttfb: list[float] = []
+    counts = {"errors": 0, "chunks": 0, "left": n}
+
+    async def one(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> bool:
+        """One request; False when the connection cannot be reused."""
         t0 = time.perf_counter()
-        await asyncio.gather(*(one() for _ in range(n)))
-        wall = time.perf_counter() - t0
+        w.write(request)
+        head = await r.readuntil(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 200"):
+            counts["errors"] += 1
+            return False
+        first = True
+        tail = b""
+        while True:
+            data = await r.read(65536)
+            if not data:
+                counts["errors"] += 1
+                return False
+            if first and b"data:" in data:
+                ttfb.append(time.perf_counter() - t0)
+                first = False
+            counts["chunks"] += data.count(b"data: ")
+            tail = (tail + data)[-7:]
+            if tail.endswith(b"\r\n0\r\n\r\n") or tail == b"0\r\n\r\n":
+                if first:
+                    counts["errors"] += 1
+                return True
+
+    async def worker() -> None:
+        conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        while counts["left"] > 0:
+            counts["left"] -= 1
+            try:
+                if conn is None:
+                    conn = await asyncio.open_connection(hostname, int(port))
+                if not await asyncio.wait_for(one(*conn), timeout):
+                    conn[1].close()
+                    conn = None
+            except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
+                counts["errors"] += 1
+                if conn is not None:
+                    conn[1].close()
+                conn = None
+        if conn is not None:
+            conn[1].close()
+
+    cpu0 = cpu_s(pid) if pid else 0.0
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(conc)))
+    wall = time.perf_counter() - t0
+    cpu = (cpu_s(pid) - cpu0) if pid else float("nan")
     return {
         "p50": pct(ttfb, 0.5) * 1000,
         "p99": pct(ttfb, 0.99) * 1000,
         "rps": n / wall,
-        "chunks_s": chunks / wall,
-        "errors": errors,
-        "wall": wall,
+        "chunks_s": counts["chunks"] / wall,
+        "errors": counts["errors"],
+        "cpu_ms": cpu * 1000 / n,
     }
+
+
+# -- the processes ------------------------------------------------------------------
+
+
+def wait_ready(url: str, proc: subprocess.Popen[Any], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def litellm_venv() -> Path | None:
+    """LiteLLM's proxy in a throwaway venv (made once, reused), or None."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    venv = cache / "panto-bench" / "litellm"
+    exe = venv / "bin" / "litellm"
+    if exe.exists():
+        return venv
+    print("# installing litellm[proxy] into", venv, "(once)", flush=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", "litellm[proxy]"],
+            check=True,
+            timeout=900,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"litellm: skipped (cannot install litellm[proxy]: {e})")
+        shutil.rmtree(venv, ignore_errors=True)
+        return None
+    return venv
+
+
+def start_litellm(venv: Path, upstream: str, home: str) -> tuple[subprocess.Popen[Any], str] | None:
+    cfg = Path(home) / "litellm.yaml"
+    cfg.write_text(
+        "model_list:\n  - model_name: m\n    litellm_params:\n"
+        f"      model: openai/m\n      api_base: {upstream}\n      api_key: k\n"
+        "litellm_settings:\n  drop_params: true\n  telemetry: false\n"
+        f"general_settings:\n  master_key: {KEY}\n"
+    )
+    port = free_port()
+    env = {
+        **os.environ,
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_LOG": "ERROR",
+        "LITELLM_TELEMETRY": "False",
+        "NO_PROXY": "*",
+    }
+    proc = subprocess.Popen(
+        [str(venv / "bin" / "litellm"), "--config", str(cfg), "--port", str(port)],
+        env=env,
+        cwd=home,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    if not wait_ready(url + "/health/liveliness", proc, 120):
+        proc.terminate()
+        err = (proc.communicate(timeout=10)[1] or "").strip().splitlines()
+        print(f"litellm: skipped (its proxy did not start: {err[-1] if err else 'no output'})")
+        return None
+    return proc, url
+
+
+def start_upstream(a: argparse.Namespace, stack: list[Any]) -> tuple[str, str]:
+    """The OpenAI and Anthropic base URLs of the upstream."""
+    if a.upstream == "scripted":
+        from panto.conversation import Text
+        from panto.testing import Reply, ScriptedServer
+
+        up = ScriptedServer()
+        up.__enter__()
+        stack.append(lambda: up.__exit__(None, None, None))
+        for _ in range(a.requests * 4 + 100):
+            up.push(Reply([Text("tok " * a.chunks)], chunk=4, delay=a.delay, cache=True))
+        return up.base_url("openai-chat"), up.base_url("anthropic-messages")
+    cmd = [sys.executable, str(HERE), "--serve-upstream", "--chunks", str(a.chunks)]
+    proc = subprocess.Popen(cmd + ["--delay", str(a.delay)], stdout=subprocess.PIPE, text=True)
+    stack.append(lambda: (proc.terminate(), proc.wait(10)))
+    assert proc.stdout is not None
+    url = f"http://127.0.0.1:{int(proc.stdout.readline())}"
+    return url + "/v1", url
 
 
 def main() -> int:
@@ -98,17 +307,27 @@ def main() -> int:
     ap.add_argument("--chunks", type=int, default=50)
     ap.add_argument("--delay", type=float, default=0.005, help="seconds between upstream events")
     ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--upstream", choices=("fast", "scripted"), default="fast")
+    ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM peer")
+    ap.add_argument("--no-cross", action="store_true", help="skip the cross-wire run")
+    ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    words = [Text("tok " * a.chunks)]
-    with tempfile.TemporaryDirectory() as home, ScriptedServer() as up:
-        for _ in range(a.requests * 3 + 10):
-            up.push(Reply(words, chunk=4, delay=a.delay, cache=True))
+    if a.serve_upstream:
+        asyncio.run(serve_upstream(a.chunks, a.delay))
+        return 0
+    stack: list[Any] = []
+    results: dict[str, dict[str, float]] = {}
+    rss = (0, 0)
+    try:
+        home = tempfile.mkdtemp(prefix="panto-bench-serve-")
+        stack.append(lambda: shutil.rmtree(home, ignore_errors=True))
+        oa, an = start_upstream(a, stack)
         cfg = Path(home) / "config" / "panto" / "config.toml"
         cfg.parent.mkdir(parents=True)
         cfg.write_text(
-            f'[providers.oa]\nwire = "openai-chat"\nbase_url = "{up.base_url("openai-chat")}"\n'
+            f'[providers.oa]\nwire = "openai-chat"\nbase_url = "{oa}"\n'
             f'api_key = "k"\ndefault_model = "m"\n'
-            f'[providers.an]\nwire = "anthropic-messages"\nbase_url = "{up.base_url("anthropic-messages")}"\n'
+            f'[providers.an]\nwire = "anthropic-messages"\nbase_url = "{an}"\n'
             f'api_key = "k"\ndefault_model = "m"\n[retries]\nmax = 0\n'
         )
         env = {
@@ -124,37 +343,79 @@ def main() -> int:
             stdout=subprocess.PIPE,
             text=True,
         )
-        try:
-            assert proc.stdout is not None
-            line = proc.stdout.readline().strip()
-            serve = line.rsplit(" ", 1)[1]
-            print(f"# {a.requests} requests, {a.concurrency} concurrent, {a.chunks} chunks each")
-            direct_url = up.base_url("openai-chat") + "/chat/completions"
-            proxy_url = serve + "/v1/chat/completions"
-            asyncio.run(load(proxy_url, "oa/m", 20, 10, a.timeout))  # warm up
-            rss0 = rss_kb(proc.pid)
-            direct = asyncio.run(load(direct_url, "m", a.requests, a.concurrency, a.timeout))
-            same = asyncio.run(load(proxy_url, "oa/m", a.requests, a.concurrency, a.timeout))
-            cross = asyncio.run(load(proxy_url, "an/m", a.requests, a.concurrency, a.timeout))
-            rss1 = rss_kb(proc.pid)
-        finally:
-            proc.terminate()
-            proc.wait(30)
-    print(f"{'run':<18}{'ttfb p50 ms':>12}{'p99 ms':>10}{'req/s':>9}{'chunks/s':>11}{'errors':>8}")
-    for name, r in (("direct", direct), ("proxy same-wire", same), ("proxy cross-wire", cross)):
+        stack.append(lambda: (proc.terminate(), proc.wait(30)))
+        assert proc.stdout is not None
+        serve = proc.stdout.readline().strip().rsplit(" ", 1)[1]
         print(
-            f"{name:<18}{r['p50']:>12.1f}{r['p99']:>10.1f}{r['rps']:>9.1f}{r['chunks_s']:>11.0f}{r['errors']:>8}"
+            f"# {a.requests} requests, {a.concurrency} concurrent, {a.chunks} chunks each, "
+            f"{a.upstream} upstream; load average {os.getloadavg()[0]:.2f} "
+            f"on {os.cpu_count()} CPUs",
+            flush=True,
         )
-    for name, r in (("same-wire", same), ("cross-wire", cross)):
+        proxy_url = serve + "/v1/chat/completions"
+        run = asyncio.run
+        run(load(proxy_url, "oa/m", min(20, a.requests), min(10, a.concurrency), a.timeout))
+        rss0 = rss_kb(proc.pid)
+        results["direct"] = run(
+            load(oa + "/chat/completions", "m", a.requests, a.concurrency, a.timeout)
+        )
+        results["proxy same-wire"] = run(
+            load(proxy_url, "oa/m", a.requests, a.concurrency, a.timeout, proc.pid)
+        )
+        if not a.no_cross:
+            results["proxy cross-wire"] = run(
+                load(proxy_url, "an/m", a.requests, a.concurrency, a.timeout, proc.pid)
+            )
+        rss = (rss0, rss_kb(proc.pid))
+        proxied = a.requests * (1 if a.no_cross else 2)
+        venv = None if a.no_litellm else litellm_venv()
+        lite = start_litellm(venv, oa, home) if venv else None
+        if lite:
+            lproc, lurl = lite
+            stack.append(lambda: (lproc.terminate(), lproc.wait(30)))
+            run(load(lurl + "/v1/chat/completions", "m", 20, 10, a.timeout))
+            results["litellm"] = run(
+                load(
+                    lurl + "/v1/chat/completions",
+                    "m",
+                    a.requests,
+                    a.concurrency,
+                    a.timeout,
+                    lproc.pid,
+                )
+            )
+    finally:
+        for undo in reversed(stack):
+            undo()
+    print(
+        f"{'run':<18}{'ttfb p50 ms':>12}{'p99 ms':>10}{'req/s':>9}{'chunks/s':>11}"
+        f"{'errors':>8}{'CPU ms/req':>12}"
+    )
+    for name, r in results.items():
         print(
-            f"added ttfb {name}: p50 {r['p50'] - direct['p50']:+.1f} ms ({r['p50'] / direct['p50']:.2f}x), "
-            f"p99 {r['p99'] - direct['p99']:+.1f} ms ({r['p99'] / direct['p99']:.2f}x); "
-            f"throughput {r['rps'] / direct['rps']:.2f}x direct"
+            f"{name:<18}{r['p50']:>12.1f}{r['p99']:>10.1f}{r['rps']:>9.1f}{r['chunks_s']:>11.0f}"
+            f"{r['errors']:>8}{r['cpu_ms']:>12.2f}"
+        )
+    d = results["direct"]
+    for name in ("proxy same-wire", "proxy cross-wire"):
+        if name not in results:
+            continue
+        r = results[name]
+        print(
+            f"added ttfb {name[6:]}: p50 {r['p50'] - d['p50']:+.1f} ms ({r['p50'] / d['p50']:.2f}x), "
+            f"p99 {r['p99'] - d['p99']:+.1f} ms ({r['p99'] / d['p99']:.2f}x); "
+            f"throughput {r['rps'] / d['rps']:.2f}x direct"
+            + (
+                f", {r['rps'] / results['litellm']['rps']:.2f}x litellm"
+                if "litellm" in results
+                else ""
+            )
         )
     print(
-        f"serve RSS {rss0 / 1024:.1f} MB -> {rss1 / 1024:.1f} MB (+{(rss1 - rss0) / 1024:.1f} MB over {2 * a.requests} requests)"
+        f"serve RSS {rss[0] / 1024:.1f} MB -> {rss[1] / 1024:.1f} MB "
+        f"(+{(rss[1] - rss[0]) / 1024:.1f} MB over {proxied} requests)"
     )
-    return 0 if not (direct["errors"] or same["errors"] or cross["errors"]) else 1
+    return 0 if not any(r["errors"] for r in results.values()) else 1
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ log = get_logger("panto.serve")
 _ERROR_BODY_MAX = 64 * 1024
 #: Signed thinking blocks remembered for OpenAI clients (by tool call id).
 _SIGNATURES_MAX = 10_000
+#: Connections per httpx pool toward one upstream (see ``Proxy.client``).
+SHARD = 16
 
 
 class ProxyError(Exception):
@@ -148,7 +150,8 @@ class Proxy:
         self.signatures = SignatureStore()
         self.inflight = 0
         self._targets: dict[str, Target] = {}
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[str, list[Any]] = {}
+        self._turn = 0
 
     # -- models and targets -------------------------------------------------------
 
@@ -187,25 +190,42 @@ class Proxy:
         return [m for m in ids if key is None or key.allows(m)]
 
     def client(self, base_url: str) -> Any:
+        """An httpx client for ``base_url``: the upstream's connections are
+        spread round-robin over several small pools (``SHARD`` connections
+        each) because httpcore's pool does work growing with the square of
+        its open connections on every request start and finish: one pool of
+        200 streams spent most of the proxy's CPU there."""
+        shards = self._clients.get(base_url)
+        if shards is None:
+            shards = self._clients[base_url] = self._shards(base_url)
+        self._turn = (self._turn + 1) % len(shards)
+        return shards[self._turn]
+
+    def _shards(self, base_url: str) -> list[Any]:
         import httpx
 
-        c = self._clients.get(base_url)
-        if c is None:
-            n = self.settings.upstream_connections
-            c = self._clients[base_url] = httpx.AsyncClient(
-                limits=httpx.Limits(max_connections=n, max_keepalive_connections=n),
-                timeout=httpx.Timeout(
-                    connect=self.config.connect_timeout,
-                    read=self.config.read_timeout,
-                    write=self.config.read_timeout,
-                    pool=self.config.connect_timeout,
-                ),
-            )
-        return c
+        from ..providers.transport import tls_verify
+
+        total = self.settings.upstream_connections
+        count = -(-total // SHARD)
+        limits = httpx.Limits(
+            max_connections=-(-total // count), max_keepalive_connections=-(-total // count)
+        )
+        timeout = httpx.Timeout(
+            connect=self.config.connect_timeout,
+            read=self.config.read_timeout,
+            write=self.config.read_timeout,
+            pool=self.config.connect_timeout,
+        )
+        verify = tls_verify(base_url.startswith("https:"))
+        return [
+            httpx.AsyncClient(limits=limits, timeout=timeout, verify=verify) for _ in range(count)
+        ]
 
     async def aclose(self) -> None:
-        for c in self._clients.values():
-            await c.aclose()
+        for shards in self._clients.values():
+            for c in shards:
+                await c.aclose()
         self._clients.clear()
 
     # -- one request ----------------------------------------------------------------
