@@ -186,6 +186,7 @@ class Host:
         env: Mapping[str, str] | None = None,
         notify: Callable[[str], None] | None = None,
         trust: bool | None = None,
+        permission_mode: str | None = None,
     ) -> Agent:
         """An agent ready for ``submit_user_message``/``run``.
 
@@ -208,6 +209,9 @@ class Host:
           ignored and its Lua is not loaded (docs/security.md); a notice says
           what was ignored.  Only used when ``config`` is None (a loaded config
           carries its own answer: ``Config.load(trust=...)``).
+        - ``permission_mode``: ``default``, ``accept-edits``, ``plan``,
+          ``dont-ask`` or ``bypass`` instead of ``[permissions] mode``
+          (docs/security.md#permissions).
 
         The agent owns its store: ``agent.store``; close it after the agent.
         """
@@ -224,6 +228,7 @@ class Host:
             env=env,
             notify=notify,
             trust=trust,
+            permission_mode=permission_mode,
         ).agent
 
     def open_session(
@@ -241,10 +246,16 @@ class Host:
         env: Mapping[str, str] | None = None,
         notify: Callable[[str], None] | None = None,
         trust: bool | None = None,
+        permission_mode: str | None = None,
     ) -> AgentSession:
         """:func:`open_agent`, returning everything it built.  Raises
         ``ConfigError`` (bad config, unknown model) and ``SessionError`` (no
-        such session, locked by another process)."""
+        such session, locked by another process).
+
+        Every tool call passes the permission gate built from
+        ``[permissions]`` (``permission_mode`` overrides its mode;
+        ``agent.permissions``): with nobody to ask (no ``approver`` set on
+        it) nothing waits."""
         from . import system_prompt as sp
         from .agent import Agent
         from .config import Config
@@ -313,6 +324,7 @@ class Host:
                 old = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
                 if old and prompt.text and not sp.same_prompt(old, prompt.text):
                     agent.add_system_message(prompt.text, "replace")
+            agent.permissions = _permissions(config, cwd_s, store, loaded, permission_mode, env)
             for t in tools:
                 agent.register_tool(t)
             if ext.source is not None:
@@ -512,6 +524,50 @@ def project_trusted(config: Config, cwd: str, env: Mapping[str, str] | None = No
         return any(is_trusted(d, env) for d in chain)
     except ConfigError:  # an unreadable trust store trusts nothing
         return False
+
+
+# -- permissions ---------------------------------------------------------------------
+
+
+def _permissions(
+    config: Config,
+    cwd: str,
+    store: SessionStore,
+    loaded: LoadedSession | None,
+    mode: str | None,
+    env: Mapping[str, str] | None,
+) -> Any:
+    """The permission gate (panto.policy.permissions) for ``config``; its
+    decisions are recorded in ``store``, and a resumed session's "allow
+    always" answers apply again."""
+    from .paths import home_dir, user_config_dir
+    from .policy.permissions import MODES, Permissions, RuleSet
+
+    mode = mode or config.permission_mode
+    if mode not in MODES:
+        raise ConfigError(f"unknown permission mode {mode!r} (expected one of: {', '.join(MODES)})")
+    project = config.layer("project")
+    root = str(project.origin.path.parent.parent) if project and project.origin.path else cwd
+    rules = RuleSet.from_layers(
+        config.permission_layers(), cwd=cwd, root=root, home=str(home_dir(env))
+    )
+    gate = Permissions(
+        rules,
+        mode,
+        cwd=cwd,
+        workspace=config.permission_directories(),
+        config_file=str(user_config_dir(env) / "config.toml"),
+    )
+    gate.record = getattr(store, "append_permission", None)
+    if loaded is not None and hasattr(store, "permission_records"):
+        for rec in store.permission_records():
+            always = rec.get("always")
+            if isinstance(always, list):
+                try:
+                    gate.allow_for_session(str(a) for a in always)
+                except ValueError:
+                    pass  # a rule this version does not read: asked again
+    return gate
 
 
 # -- the session store -------------------------------------------------------------

@@ -8,12 +8,13 @@ can use the same types without importing each other.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 from .tools import ToolCall, ToolOutput
 
-__all__ = ["HOOK_EVENTS", "AgentHooks", "ToolCallDecision"]
+__all__ = ["HOOK_EVENTS", "AgentHooks", "ToolCallDecision", "current_permission"]
 
 #: The hook events, in the order a session meets them.
 HOOK_EVENTS = (
@@ -31,14 +32,26 @@ HOOK_EVENTS = (
 class ToolCallDecision:
     """What a ``before_tool_call`` hook decided: run ``call`` (its input
     possibly rewritten), or block it with ``reason`` (the model then gets
-    ``output()``, an ``is_error`` result, and the tool never runs)."""
+    ``output()``, an ``is_error`` result, and the tool never runs).
 
-    __slots__ = ("blocked", "call", "reason")
+    ``permission`` adds the hook's word to the permission check
+    (``panto.policy.permissions``): ``"ask"`` makes panto ask the user
+    (denied where nobody can answer), ``"deny"`` blocks, ``"allow"`` skips
+    the prompt the mode would show -- never a deny rule."""
 
-    def __init__(self, call: ToolCall, blocked: bool = False, reason: str = "") -> None:
+    __slots__ = ("blocked", "call", "permission", "reason")
+
+    def __init__(
+        self,
+        call: ToolCall,
+        blocked: bool = False,
+        reason: str = "",
+        permission: str | None = None,
+    ) -> None:
         self.call = call
         self.blocked = blocked
         self.reason = reason
+        self.permission = permission
 
     def output(self) -> ToolOutput:
         return ToolOutput(f"tool call blocked: {self.reason or 'blocked by a hook'}", True)
@@ -46,6 +59,23 @@ class ToolCallDecision:
     def __repr__(self) -> str:
         state = f"blocked {self.reason!r}" if self.blocked else "run"
         return f"<ToolCallDecision {self.call.name} {state}>"
+
+
+_current = threading.local()
+
+
+def current_permission() -> dict[str, Any] | None:
+    """Inside a ``before_tool_call`` hook: what the permission rules and
+    mode say about the call being decided (``{"decision": "allow" | "ask" |
+    "deny", "rule": ..., "origin": ..., "reason": ...}``), or None when the
+    agent has no permission gate."""
+    return getattr(_current, "permission", None)
+
+
+def set_current_permission(value: dict[str, Any] | None) -> None:
+    """Set by the agent's hook chain around the ``before_tool_call`` hooks
+    (one value per dispatch thread)."""
+    _current.permission = value
 
 
 class AgentHooks:

@@ -1,12 +1,17 @@
-"""Fixtures for the trust and file-mode tests: a private HOME for each test
-(tests/conftest.py: isolated_home) and, for subprocesses, its environment."""
+"""Fixtures of the policy suite (trust, file modes, permissions): a private
+HOME for each test (tests/conftest.py: isolated_home) and, for
+subprocesses, its environment (``child_env``); ``env``, a private HOME (XDG
+dirs, no keys, no PANTO_*) with a work directory, to run ``panto`` in;
+``user_config(text)`` writes that HOME's user config.toml."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from support.repl import Env
 
 
 @pytest.fixture(autouse=True)
@@ -21,3 +26,35 @@ def child_env(isolated_home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("NO_COLOR", None)
     return env
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Env:
+    home = tmp_path / "home"
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    (cwd / ".git").mkdir()  # project discovery stops here
+    v = {
+        k: val
+        for k, val in os.environ.items()
+        if not k.startswith("PANTO_")
+        and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NO_COLOR", "LUAROCKS_CONFIG")
+    }
+    v["HOME"] = str(home)
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        d = home / name.lower()
+        d.mkdir(parents=True)
+        v[name] = str(d)
+    v["TERM"] = "xterm"
+    return Env(home, cwd, v)
+
+
+@pytest.fixture
+def user_config(env: Env) -> Callable[[str], Path]:
+    def write(text: str) -> Path:
+        d = Path(env.vars["XDG_CONFIG_HOME"]) / "panto"
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "config.toml").write_text(text)
+        return d / "config.toml"
+
+    return write

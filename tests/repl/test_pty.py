@@ -96,7 +96,7 @@ def test_double_slash_sends_a_literal_slash(
 
 
 def test_expand_prints_the_full_tool_output(env: Env, term: Callable[..., Pty]) -> None:
-    t = term("--model", "mock/anthropic")
+    t = term("--model", "mock/anthropic", "--permission-mode", "bypass")  # no approval prompt
     t.prompt()
     t.line('call bash {"command": "seq 1000 1100"}')
     t.expect(r"↳ 1000 1001 .*\(\+100 lines · /expand 1\)")
@@ -118,7 +118,7 @@ def test_expand_prints_the_full_tool_output(env: Env, term: Callable[..., Pty]) 
 def test_the_status_line_shows_a_slow_tool_and_goes_away(
     env: Env, term: Callable[..., Pty]
 ) -> None:
-    t = term("--model", "mock/anthropic")
+    t = term("--model", "mock/anthropic", "--permission-mode", "bypass")  # no approval prompt
     t.prompt()
     t.line('call bash {"command": "sleep 2; echo slept"}')
     t.expect(r"waiting for tool bash · \d\.\ds")
@@ -140,7 +140,7 @@ def test_the_status_line_shows_a_tool_call_being_written(
     call = ToolUse("toolu_1", "write", {"path": "big.txt", "content": "x" * 30000})
     server.push(Reply([Text("Writing it."), call], chunk=100, delay=0.01))
     server.push(Reply([Text("done")]))
-    t = term(*scripted(env, server))
+    t = term(*scripted(env, server), "--permission-mode", "bypass")
     t.prompt()
     t.line("write a big file")
     t.expect("Writing it.")
@@ -184,7 +184,7 @@ def test_no_stall_hint_after_the_answer_or_a_tool_call(
     """The hint watches only a streaming answer: not the prompt after a
     turn, not a tool's run (the spinner line says what runs)."""
     env.vars["PANTO_STALL_HINT_AFTER"] = "0.2"
-    t = term("--model", "mock/anthropic")
+    t = term("--model", "mock/anthropic", "--permission-mode", "bypass")  # no approval prompt
     t.prompt()
     t.line('call bash {"command": "sleep 1; echo slept"}')
     t.expect("The tool returned: slept")
@@ -264,7 +264,7 @@ def _tty_flags(t: Pty) -> tuple[int, int]:
 def test_a_signal_during_a_tool_cancels_saves_and_exits_128_plus_n(
     env: Env, term: Callable[..., Pty], sig: signal.Signals
 ) -> None:
-    t = term("--model", "mock/anthropic")
+    t = term("--model", "mock/anthropic", "--permission-mode", "bypass")  # no approval prompt
     t.prompt()
     before, _ = _tty_flags(t)
     t.line('call bash {"command": "sleep 30"}')
@@ -334,7 +334,7 @@ def test_the_terminal_going_away_during_a_tool_exits_129_and_keeps_the_session(
 ) -> None:
     """A real hang-up: the pty's master side closes, the kernel sends SIGHUP
     and every later write to the terminal fails (EIO)."""
-    t = term("--model", "mock/anthropic")
+    t = term("--model", "mock/anthropic", "--permission-mode", "bypass")  # no approval prompt
     t.prompt()
     t.line('call bash {"command": "sleep 30"}')
     t.expect("waiting for tool bash")

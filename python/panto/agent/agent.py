@@ -465,6 +465,18 @@ class Agent:
         """The hooks objects, in the order they run."""
         return list(self._hooks.items)
 
+    @property
+    def permissions(self) -> Any:
+        """The permission gate every tool call passes after the
+        ``before_tool_call`` hooks (``panto.policy.permissions.Permissions``;
+        None: every call runs).  ``panto.app.open_session`` sets it from
+        ``[permissions]``."""
+        return self._hooks.gate
+
+    @permissions.setter
+    def permissions(self, gate: Any) -> None:
+        self._hooks.gate = gate
+
     def start_session(
         self,
         *,

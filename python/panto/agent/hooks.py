@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..hooks import HOOK_EVENTS, AgentHooks, ToolCallDecision
+from ..hooks import HOOK_EVENTS, AgentHooks, ToolCallDecision, set_current_permission
 from ..logs import get_logger
 from ..tools import ToolCall, ToolOutput
 
@@ -24,15 +24,20 @@ log = get_logger("panto.agent")
 class HookChain:
     """The agent's hooks objects, called in registration order.  A failing
     hook is logged and skipped, except ``before_tool_call``, where it blocks
-    the call (fail closed)."""
+    the call (fail closed).
 
-    __slots__ = ("items",)
+    ``gate``: the permission gate (``panto.policy.permissions.Permissions``,
+    or anything with its ``check(call)`` and ``decide(call, hook)``), asked
+    after the ``before_tool_call`` hooks about the call they let through."""
+
+    __slots__ = ("gate", "items")
 
     def __init__(self) -> None:
         self.items: list[Any] = []
+        self.gate: Any = None
 
     def __bool__(self) -> bool:
-        return bool(self.items)
+        return bool(self.items) or self.gate is not None
 
     def add(self, hooks: Any) -> None:
         if hooks not in self.items:
@@ -84,27 +89,54 @@ class HookChain:
         return text
 
     def before_tool_call(self, call: ToolCall) -> tuple[ToolCall, ToolOutput | None]:
-        """The call to run and, when a hook blocked it, the result to report
-        instead.  Later hooks see earlier rewrites; the first block wins."""
+        """The call to run and, when a hook or the permission gate blocked
+        it, the result to report instead.  Later hooks see earlier rewrites;
+        the first block wins; the gate decides on the rewritten call, with
+        the hooks' ``permission`` words (the strictest wins)."""
+        gate = self.gate
+        if gate is None:
+            return self._hooks_before(call)[:2]
+        try:
+            set_current_permission(gate.check(call).to_dict() if self.items else None)
+            call, out, said = self._hooks_before(call)
+        finally:
+            set_current_permission(None)
+        if out is not None:
+            return call, out
+        try:
+            return call, gate.decide(call, said)
+        except Exception as exc:  # fail closed
+            log.warning("permission check failed: %s: %s", type(exc).__name__, exc)
+            reason = f"permission check failed: {type(exc).__name__}: {exc}"
+            return call, ToolCallDecision(call, True, reason).output()
+
+    def _hooks_before(
+        self, call: ToolCall
+    ) -> tuple[ToolCall, ToolOutput | None, ToolCallDecision | None]:
+        said: ToolCallDecision | None = None  # the strictest permission word of a hook
+        rank = {"allow": 1, "ask": 2, "deny": 3}
         for h, fn in self._each("before_tool_call"):
             try:
                 d = fn(call)
             except Exception as exc:
                 self._failed("before_tool_call", h, exc)
                 reason = f"before_tool_call hook failed: {type(exc).__name__}: {exc}"
-                return call, ToolCallDecision(call, True, reason).output()
+                return call, ToolCallDecision(call, True, reason).output(), None
             if d is None:
                 continue
             if getattr(d, "blocked", False):
-                return call, d.output()
+                return call, d.output(), None
+            word = getattr(d, "permission", None)
+            if word in rank and (said is None or rank[word] > rank[said.permission or ""]):
+                said = d
             new = getattr(d, "call", call)
             if new is not call:
                 if not isinstance(new.input, dict):
                     reason = "before_tool_call hook rewrote the input to a non-object"
-                    return call, ToolCallDecision(call, True, reason).output()
+                    return call, ToolCallDecision(call, True, reason).output(), None
                 # the id and name are the model's; only the input may change
                 call = ToolCall(call.id, call.name, new.input)
-        return call, None
+        return call, None, said
 
     def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:
         for h, fn in self._each("after_tool_call"):

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..config.schema import PERMISSION_MODES
 from ..errors import ConfigError, PantoError
 from . import signals
 from .common import load_config, one_line_warnings, usage_error, valid_text, warn
@@ -119,6 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="OpenAI reasoning_effort (minimal, low, medium, high)",
     )
     p.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        metavar="MODE",
+        help="default (ask before bash and file changes), accept-edits, plan (read-only), "
+        "dont-ask (deny what would ask), bypass; see docs/security.md",
+    )
+    p.add_argument(
         "--no-extensions",
         action="store_true",
         help="skip user and project Lua extensions (the built-in std tools stay; "
@@ -186,6 +194,7 @@ class Args:
         self.append_system_prompt: str | None = None
         self.thinking_budget: int | None = None
         self.reasoning_effort: str | None = None
+        self.permission_mode: str | None = None
         self.no_extensions = False
         self.deny: list[str] = []
         self.continue_ = False
@@ -213,6 +222,7 @@ _FAST_VALUES = {
     "--system-prompt": "system_prompt",
     "--append-system-prompt": "append_system_prompt",
     "--reasoning-effort": "reasoning_effort",
+    "--permission-mode": "permission_mode",
     "--at": "at",
     "--fork": "fork",
 }
@@ -248,6 +258,8 @@ def _fast_args(argv: Sequence[str]) -> Args | None:
             return None
         if opt in _FAST_VALUES:
             if opt == "--output-format" and value not in FORMATS:
+                return None
+            if opt == "--permission-mode" and value not in PERMISSION_MODES:
                 return None
             setattr(args, _FAST_VALUES[opt], value)
         elif opt in _FAST_INTS:
@@ -433,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt,
             notify=warn,
+            permission_mode=args.permission_mode,
         )
     except ConfigError as e:
         usage_error(str(e))

@@ -357,6 +357,8 @@ class Status:
         self.what = ""
         #: shown after the elapsed time (the size of a tool call being written)
         self.detail = ""
+        #: shown last, always (the permission mode when it is not the default)
+        self.note = ""
         self.started = 0.0
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -389,6 +391,8 @@ class Status:
             extra = self.hint(self.what)
             if extra:
                 text += f" · {extra}"
+        if self.note:
+            text += f" · {self.note}"
         width = _columns(self.out) - 1
         return text if cells(text) <= width else text[: max(width - 1, 1)] + "…"
 

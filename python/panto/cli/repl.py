@@ -70,6 +70,11 @@ BUILTIN_COMMANDS: dict[str, tuple[str, str]] = {
         "print tool result N, or thinking N, in full (default: the last one)",
     ),
     "thinking": ("[on|off]", "show or hide the model's thinking (shown dimmed by default)"),
+    "mode": (
+        "[MODE]",
+        "show or set the permission mode: default, accept-edits, plan, dont-ask, bypass "
+        "(no MODE, or Shift-Tab: the next of default → accept-edits → plan)",
+    ),
     "context": ("", "the system prompt, part by part with its origin, and the context's size"),
     "sessions": ("", "list this directory's saved sessions (resume one with panto --resume ID)"),
     "tree": (
@@ -179,6 +184,15 @@ class Interactive:
         )
         self.readline: Any = None
         self._matches: list[str] = []  # the completer's candidates (readline asks one by one)
+        #: the approval prompt of the permission gate (a terminal only)
+        self.approver: Any = None
+        gate = agent.permissions
+        if gate is not None and sys.stdin.isatty() and tty:
+            from .approve import Approver
+
+            self.approver = Approver(self.renderer, self.color)
+            gate.approver = self.approver
+        self._show_mode()
         #: text put in the next input line (a failed turn's prompt)
         self.prefill = prefill
         #: USD spent in this process, where the model's price is known
@@ -199,6 +213,9 @@ class Interactive:
         readline.parse_and_bind("set enable-bracketed-paste on")
         readline.parse_and_bind(r'"\e\r": "\C-v\C-j"')
         readline.parse_and_bind(r'"\e\n": "\C-v\C-j"')
+        # Shift-Tab: the next permission mode (the line typed so far goes to
+        # the kill ring: Ctrl-Y brings it back)
+        readline.parse_and_bind(r'"\e[Z": "\C-a\C-k/mode\C-m"')
         path = _history_file()
         try:
             readline.read_history_file(path)
@@ -258,8 +275,11 @@ class Interactive:
         return input(prompt)
 
     def read_prompt(self) -> str:
-        """One prompt: a line, continued while it ends with a single ``\\``."""
-        line = self._input(prompt_string(self.color))
+        """One prompt: a line, continued while it ends with a single ``\\``.
+        The prompt names the permission mode when it is not ``default``."""
+        gate = self.agent.permissions
+        mode = gate.mode if gate is not None else "default"
+        line = self._input(prompt_string(self.color, "›" if mode == "default" else f"{mode} ›"))
         while line.endswith("\\") and not line.endswith("\\\\"):
             line = line[:-1] + "\n" + input(prompt_string(self.color, "…"))
         return valid_text(line)
@@ -329,9 +349,11 @@ class Interactive:
         from .. import __version__
 
         self._setup_readline()
+        gate = self.agent.permissions
+        mode = f" · {gate.mode} mode" if gate is not None else ""
         print(
             self._dim(
-                f"panto {__version__} · {self.agent.config.model_spec} · /help for commands, "
+                f"panto {__version__} · {self.agent.config.model_spec}{mode} · /help for commands, "
                 "Ctrl-D to exit"
             )
         )
@@ -420,6 +442,8 @@ class Interactive:
             self.expand(arg)
         elif name == "/thinking":
             self.thinking(arg)
+        elif name == "/mode":
+            self.mode(arg)
         elif name == "/context":
             self.context()
         elif name == "/sessions":
@@ -489,6 +513,37 @@ class Interactive:
             self._error(e)
             return
         print(self._dim(f"model: {agent.config.model_spec}"))
+
+    def mode(self, arg: str) -> None:
+        """/mode [MODE]: set the permission mode; without MODE the next of
+        default → accept-edits → plan (what Shift-Tab sends)."""
+        from ..policy.permissions import MODE_CYCLE, MODES
+
+        gate = self.agent.permissions
+        if gate is None:
+            print(self._dim("no permission gate: every tool call runs"))
+            return
+        if not arg:
+            cur = gate.mode
+            arg = (
+                MODE_CYCLE[(MODE_CYCLE.index(cur) + 1) % len(MODE_CYCLE)]
+                if cur in MODE_CYCLE
+                else "default"
+            )
+        if arg not in MODES:
+            self._error(f"unknown mode {arg!r} (expected one of: {', '.join(MODES)})")
+            return
+        gate.mode = arg
+        self._show_mode()
+        print(self._dim(f"permission mode: {arg}"))
+
+    def _show_mode(self) -> None:
+        """The status line names the mode when it is not the default."""
+        gate = self.agent.permissions
+        status = self.renderer.status
+        if status is not None:
+            mode = gate.mode if gate is not None else "default"
+            status.note = "" if mode == "default" else f"{mode} mode"
 
     def thinking(self, arg: str) -> None:
         r = self.renderer
@@ -790,6 +845,8 @@ class Interactive:
             return
         started = time.perf_counter()
         r = self.renderer
+        if self.approver is not None:
+            self.approver.cancelled.clear()
         stream = agent.run()
         r.waiting("model")
         try:
@@ -797,6 +854,8 @@ class Interactive:
                 for ev in stream:
                     r.event(ev)
         except KeyboardInterrupt as e:
+            if self.approver is not None:
+                self.approver.cancelled.set()  # a waiting approval prompt answers "deny"
             stream.close()
             r.stop_status()
             if isinstance(e, Terminated):  # the terminal may be gone (SIGHUP)

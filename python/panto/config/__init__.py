@@ -264,6 +264,8 @@ class Config:
     session_url: str | None = field(default=None, repr=False)  # may hold a password
     #: The SQLite database file.
     session_path: str | None = None
+    #: ``[permissions] mode``: default, accept-edits, plan, dont-ask or bypass.
+    permission_mode: str = _default("permission_mode")
     #: Prompt caching (Anthropic ``cache_control``, OpenAI ``prompt_cache_key``).
     cache_enabled: bool = _default("cache_enabled")
     #: Anthropic cache lifetime: ``5m`` or ``1h``.
@@ -591,6 +593,29 @@ class Config:
                     s = resolve_dir(s, el.origin, self.cwd or os.getcwd())
                 if s not in out:
                     out.append(s)
+        return out
+
+    def permission_layers(self) -> list[tuple[str, dict[str, Any]]]:
+        """Each layer's ``[permissions]`` table, low to high, with where it
+        came from (``user (PATH)``): every layer's allow/ask/deny rules are
+        kept (panto.policy.permissions)."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        for layer in self.layers:
+            t = layer.data.get("permissions")
+            if isinstance(t, Mapping) and any(t.get(k) for k in ("allow", "ask", "deny")):
+                out.append((str(layer.origin), dict(t)))
+        return out
+
+    def permission_directories(self) -> list[str]:
+        """``additional_directories`` of every layer, resolved against the
+        file listing them."""
+        out: list[str] = []
+        for layer in self.layers:
+            t = layer.data.get("permissions")
+            for d in (t.get("additional_directories") or ()) if isinstance(t, Mapping) else ():
+                p = resolve_dir(d, layer.origin, self.cwd or os.getcwd())
+                if p not in out:
+                    out.append(p)
         return out
 
     def extension_settings(self, name: str) -> dict[str, Any]:

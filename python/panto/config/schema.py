@@ -22,6 +22,7 @@ __all__ = [
     "FIELD_KEYS",
     "KEYS",
     "MAX_DEPTH",
+    "PERMISSION_MODES",
     "SCHEMA",
     "PROVIDER_WIRES",
     "TRUST_KEYS",
@@ -334,6 +335,22 @@ def _rock_problem(spec: str) -> str | None:
     return None
 
 
+def _rule_problem(text: str) -> str | None:
+    from ..policy.rules import check_rule
+
+    return check_rule(text)
+
+
+_RULES = StrList(
+    "an array of permission rules",
+    _rule_problem,
+    'a rule such as "Bash(npm run test:*)", "Read(./secrets/**)", "Edit(src/**)" or '
+    '"mcp__server__tool"',
+)
+
+#: ``[permissions] mode`` values (panto.policy.permissions.MODES)
+PERMISSION_MODES = ("default", "accept-edits", "plan", "dont-ask", "bypass")
+
 _GLOB = "a dotted glob (`*` is one whole segment, `**` any number)"
 
 #: The ``[extensions]`` lists every layer keeps (they are not replaced).
@@ -537,6 +554,15 @@ SCHEMA = Table(
             }
         ),
         "skills": Table({"enabled": Bool(), "paths": StrList("an array of directories")}),
+        "permissions": Table(
+            {
+                "mode": Enum(*PERMISSION_MODES),
+                "allow": _RULES,
+                "ask": _RULES,
+                "deny": _RULES,
+                "additional_directories": StrList("an array of directories"),
+            }
+        ),
         "compaction": Table(
             {
                 "auto": Bool(),
@@ -593,6 +619,7 @@ KEYS: tuple[Key, ...] = (
     Key(("session", "store"), "session_store"),
     Key(("session", "url"), "session_url", "PANTO_SESSION_URL"),
     Key(("session", "path"), "session_path"),
+    Key(("permissions", "mode"), "permission_mode", "PANTO_PERMISSION_MODE"),
     Key(("cache", "enabled"), "cache_enabled", "PANTO_CACHE"),
     Key(("cache", "ttl"), "cache_ttl"),
     Key(("compaction", "auto"), "compaction_auto"),

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..hooks import ToolCallDecision
+from ..hooks import ToolCallDecision, current_permission
 from ..logs import get_logger
 from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
 from .runtime import LuaRuntime, get_runtime
@@ -60,14 +60,21 @@ class LuaHooks:
 
     def before_tool_call(self, call: ToolCall) -> HookDecision:
         """Before ANY tool call runs (Lua or native).  Handlers get
-        ``{id, name, input}`` and may return ``{block=true, reason=...}`` or
-        ``{input={...}}`` (rewritten input; later handlers see it)."""
+        ``{id, name, input, permission}`` (``permission``: what the rules
+        and mode say, ``{decision, rule, origin, reason}``, or nil) and may
+        return ``{block=true, reason=...}``, ``{input={...}}`` (rewritten
+        input; later handlers see it) or ``{permission="ask"|"deny"|"allow",
+        reason=...}`` (added to the permission check)."""
         decision = HookDecision(call)
         if not self.runtime.has_handlers("before_tool_call"):
             return decision
+        permission = current_permission()
+        said: str | None = None
+        said_reason = ""
+        rank = {"allow": 1, "ask": 2, "deny": 3}
         for h in list(self.runtime.hooks["before_tool_call"]):
             c = decision.call
-            payload = {"id": c.id, "name": c.name, "input": c.input}
+            payload = {"id": c.id, "name": c.name, "input": c.input, "permission": permission}
             entry, value, err = self.runtime.run(
                 self.runtime.run_hook(h, "before_tool_call", payload),
                 what="before_tool_call handlers",
@@ -79,9 +86,14 @@ class LuaHooks:
             if isinstance(value, dict):
                 if value.get("block"):
                     return HookDecision(decision.call, True, str(value.get("reason") or ""))
+                word = value.get("permission")
+                if word in rank and (said is None or rank[word] > rank[said]):
+                    said, said_reason = word, str(value.get("reason") or f"{entry} says {word}")
                 new_input = value.get("input")
                 if isinstance(new_input, dict):
                     decision = HookDecision(replace(decision.call, input=new_input))
+        if said is not None:
+            return HookDecision(decision.call, False, said_reason, said)
         return decision
 
     def after_tool_call(self, call: ToolCall, output: ToolOutput) -> ToolOutput:

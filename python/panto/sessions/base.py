@@ -4,9 +4,10 @@ stores that need no backend: ``NullStore`` (persists nothing) and
 
 Every store keeps the same entries: dicts ``{"type", "id", "parent_id",
 "timestamp", ...}`` of type ``message``, ``model_change``, ``compaction``,
-``label`` or ``leaf`` (the JSON shape of a JSONL session line).  Entries form
-a tree through ``parent_id``; the conversation is the path from the current
-leaf to the root.  ``label`` and ``leaf`` entries are *marks*: they hang off
+``label``, ``leaf`` or ``permission`` (the JSON shape of a JSONL session
+line).  Entries form a tree through ``parent_id``; the conversation is the
+path from the current leaf to the root.  ``label``, ``leaf`` and
+``permission`` entries are *marks*: they hang off
 the entry that was current when they were written and are never anyone's
 parent.  The current leaf is the last entry written, a mark standing for its
 parent; a ``leaf`` mark is written to move it (branching, ``/tree``).
@@ -39,8 +40,9 @@ Durability = Literal["fsync", "flush", "none"]
 SystemMode = Literal["append", "replace"]
 DURABILITIES = ("fsync", "flush", "none")
 
-#: Entry types that mark a node instead of extending the tree.
-MARK_TYPES = frozenset({"label", "leaf"})
+#: Entry types that mark a node instead of extending the tree
+#: (``permission``: one decision of the permission gate, panto.policy).
+MARK_TYPES = frozenset({"label", "leaf", "permission"})
 
 
 class SessionWarning(UserWarning):

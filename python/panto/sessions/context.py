@@ -12,7 +12,7 @@ dropped when the store has built it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -405,6 +405,22 @@ class TreeOps:
         return self._append_entries(
             [{"type": "label", "target_id": target, "label": name or None}]
         )[0]
+
+    def append_permission(self, record: Mapping[str, Any]) -> str:
+        """Record one permission decision (``{tool, tool_use_id, decision,
+        by, mode, rule, reason, subject[, always]}``, panto.policy) as a
+        ``permission`` mark on the current entry."""
+        payload = {k: v for k, v in record.items() if k not in ("type", "id", "parent_id")}
+        return self._append_entries([{"type": "permission", **payload}])[0]
+
+    def permission_records(self) -> list[dict[str, Any]]:
+        """Every recorded permission decision, oldest first."""
+        es = self._all_entries()
+        return [
+            {k: v for k, v in p.items() if k not in ("type", "parent_id")}
+            for k, p in zip(es.kinds, es.payloads)
+            if k == "permission" and isinstance(p, Mapping)
+        ]
 
     def leaves(self) -> list[str]:
         """The ends of every branch, oldest first."""
