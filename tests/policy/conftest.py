@@ -30,7 +30,7 @@ def child_env(isolated_home: Path) -> dict[str, str]:
 
 @pytest.fixture
 def env(tmp_path: Path) -> Env:
-    home = tmp_path / "home"
+    home = tmp_path / "user-home"  # (isolated_home has tmp_path / "home")
     cwd = tmp_path / "work"
     cwd.mkdir()
     (cwd / ".git").mkdir()  # project discovery stops here
