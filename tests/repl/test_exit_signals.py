@@ -39,7 +39,8 @@ def _blocked_in_shutdown(env: Env, term: Callable[..., Pty], *args: str) -> Pty:
     ext = Path(env.vars["XDG_CONFIG_HOME"]) / "panto" / "extensions"
     ext.mkdir(parents=True)
     (ext / "blocker.lua").write_text(BLOCKER)
-    t = term("--model", "mock/anthropic", *args)
+    # bypass: the tool must run (the REPL would ask before an extension's tool)
+    t = term("--model", "mock/anthropic", "--permission-mode", "bypass", *args)
     if "-p" not in args:
         t.prompt()
         t.line("call blocker")
