@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 __all__ = [
     "BASH",
@@ -118,15 +119,15 @@ class Rule:
         default_factory=dict, compare=False, repr=False
     )
 
-    @property
+    @cached_property
     def name(self) -> str:
         return parse_rule(self.text)[0]
 
-    @property
+    @cached_property
     def spec(self) -> str | None:
         return parse_rule(self.text)[1]
 
-    @property
+    @cached_property
     def family(self) -> str | None:
         known = _RULE_NAMES.get(self.name.lower())
         return known[0] if known else None
@@ -148,7 +149,7 @@ class Rule:
             return _glob_name(name).fullmatch(tool) is not None
         return False
 
-    @property
+    @cached_property
     def catch_all(self) -> bool:
         """``Bash`` or ``Bash(*)``: covers every command (it never vouches
         for an opaque one)."""
