@@ -234,3 +234,39 @@ def test_event_provider_streams_each_event_as_it_is_emitted() -> None:
                         seen_first.set()
     finally:
         unregister(owner)
+
+
+@pytest.mark.parametrize(
+    "spec, error",
+    [
+        (
+            "{name = 'x', wire = 'grpc', base_url = 'http://h', prepare = f}",
+            "'wire' must be one of",
+        ),
+        ("{name = 'x', wire = 'openai-chat', base_url = 'h', prepare = f}", "'base_url' must be"),
+        ("{name = 'anthropic', stream = f}", "is a built-in provider"),
+        ("{name = 'Bad Name', stream = f}", "'name' must match"),
+        ("{name = 'x'}", "exactly one of 'prepare'"),
+        ("{name = 'x', stream = f, prepare = f, wire = 'openai-chat'}", "exactly one of"),
+        ("{name = 'x', stream = 'no'}", "'stream' must be a function"),
+    ],
+)
+def test_register_names_what_is_wrong(fresh_runtime: Any, spec: str, error: str) -> None:
+    from panto.lua import LuaScriptError
+
+    with pytest.raises(LuaScriptError, match=error):
+        fresh_runtime.execute(f"local f = function() end; panto.provider.register{spec}")
+
+
+def test_a_closed_state_takes_its_providers_along(fresh_runtime: Any) -> None:
+    from panto.config import Config
+    from panto.config.ext_providers import get
+    from panto.errors import ConfigError
+
+    fresh_runtime.execute("panto.provider.register{name = 'short-lived', stream = function() end}")
+    assert get("short-lived") is not None
+    assert Config().with_model("short-lived/m").provider_config.extension
+    fresh_runtime.close()
+    assert get("short-lived") is None
+    with pytest.raises(ConfigError, match="not registered by any loaded extension"):
+        Config().with_model("short-lived/m")

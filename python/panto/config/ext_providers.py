@@ -77,6 +77,6 @@ def unregister(owner: Any, origin: str | None = None) -> None:
         for n in [
             n
             for n, p in _registry.items()
-            if p.owner is owner and (origin is None or p.origin == origin)
+            if p.owner == owner and (origin is None or p.origin == origin)
         ]:
             del _registry[n]

@@ -606,7 +606,8 @@ local EVENTS = {
 local function check_registration(what)
   local evaluating = host.evaluating()
   if evaluating then
-    error("panto.ext." .. what .. " called while evaluating " .. evaluating
+    local full = what:find(".", 1, true) and ("panto." .. what) or ("panto.ext." .. what)
+    error(full .. " called while evaluating " .. evaluating
       .. ": evaluation must only return entries; register inside activate()", 3)
   end
 end

@@ -315,6 +315,7 @@ class LuaRuntime:
         with contextlib.suppress(Exception):
             self.run(self._shutdown(), timeout)
         self._closed = True
+        self._drop_providers()  # a closed state serves no provider
         if self._host is not None:  # a guest: the loop thread is its host's
             self._clear_registry()
             return
@@ -331,6 +332,9 @@ class LuaRuntime:
         self.prompts.clear()
         for hs in self.hooks.values():
             hs.clear()
+        self._drop_providers()
+
+    def _drop_providers(self) -> None:
         if self.providers:
             from ..config.ext_providers import unregister
 
