@@ -135,3 +135,26 @@ def test_a_bad_mode_or_rule_is_one_clear_line(env: Env, user_config: Callable[[s
     r = env.run("-p", "hi", "--model", "mock/anthropic")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "permissions.deny[0]" in r.stderr and "closing ')'" in r.stderr
+
+
+def test_a_trusted_project_adds_rules_but_cannot_allow_what_the_user_denies(
+    env: Env, user_config: Callable[[str], Path]
+) -> None:
+    user = user_config('[permissions]\ndeny = ["Bash(touch denied*)"]\n')
+    (env.cwd / ".panto").mkdir()
+    project = env.cwd / ".panto" / "config.toml"
+    project.write_text(
+        '[permissions]\nmode = "dont-ask"\nallow = ["Bash(touch *)"]\ndeny = ["Bash(touch nope)"]\n'
+    )
+    env.vars["PANTO_TRUST_ALL"] = "1"
+    _, results = run(env, "call bash touch denied-by-user")
+    assert not (env.cwd / "denied-by-user").exists()
+    assert "Bash(touch denied*)" in results[0]["content"] and str(user) in results[0]["content"]
+    _, results = run(env, "call bash touch nope")
+    assert not (env.cwd / "nope").exists() and str(project) in results[0]["content"]
+    run(env, "call bash touch fine")
+    assert (env.cwd / "fine").exists()  # the project's allow rule, in its dont-ask mode
+    # panto config lists every layer's rules with their files
+    out = env.run("config").stdout
+    assert 'permissions.deny = ["Bash(touch denied*)"]' in out
+    assert '"Bash(touch nope)"' in out and str(project) in out

@@ -75,6 +75,10 @@ def explain(config: Config, env: Mapping[str, str] | None = None) -> list[tuple[
             items = getattr(el, kind)
             if items:
                 rows.append((dotted("extensions", kind), toml_value(list(items)), str(el.origin)))
+    for origin, table in config.permission_layers():  # every layer's rules apply
+        for kind in ("allow", "ask", "deny"):
+            if table.get(kind):
+                rows.append((dotted("permissions", kind), toml_value(list(table[kind])), origin))
     ext = config.data.get("extensions")
     if isinstance(ext, Mapping):
         for name, table in sorted(ext.items()):
