@@ -185,7 +185,7 @@ def test_installed_rocks_spawn_no_luarocks(
     fake_rock(Path(os.environ["XDG_DATA_HOME"]), "rocky", "1.2-1", ROCK)
     log = tmp_path / "luarocks.log"
     shim = luarocks_shim(tmp_path / "shim", log)
-    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PANTO_LUAROCKS", str(shim))  # panto's luarocks otherwise
     write(user_dir / "config.toml", '[extensions]\nrocks = ["rocky ~> 1"]\n')
     # a user paths copy of rocky.two shadows the rock's (rocks < paths)
     write(tmp_path / "dev" / "two.lua", ext("rocky.two", probe="dev-two"))

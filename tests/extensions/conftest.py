@@ -1,10 +1,9 @@
 """Fixtures for the extension policy and rocks tests.
 
-The rocks tests need the system ``luarocks`` (3.8+), a C compiler and the
-Lua 5.4 headers (Debian: ``apt-get install luarocks liblua5.4-dev gcc``);
-without luarocks they are skipped with a message saying so.  They build a
-local rock server once per session: rockspecs written here, packed with
-``luarocks pack`` and indexed with ``luarocks-admin make-manifest``.
+The rocks tests run the luarocks shipped with panto (no system luarocks);
+the C rocks need a C compiler (the Lua headers ship with panto too).  They
+build a local rock server once per session: rockspecs written here, packed
+with ``panto rocks pack`` and indexed with ``panto rocks admin make-manifest``.
 """
 
 from __future__ import annotations
@@ -13,7 +12,9 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from support.extensions import LUAROCKS, LUAROCKS_ADMIN, RockServer, build_rock_server
+from support.extensions import RockServer, build_rock_server, luarocks_recorder, needs_luarocks
+
+from panto.extensions.rocks.toolchain import LUAROCKS_LAUNCHER
 
 
 @pytest.fixture(autouse=True)
@@ -32,21 +33,15 @@ def lua_command() -> list[str] | None:
 
 @pytest.fixture(scope="session")
 def rock_server(tmp_path_factory: pytest.TempPathFactory) -> RockServer:
-    if LUAROCKS is None or LUAROCKS_ADMIN is None:
-        pytest.skip("luarocks is not installed (apt-get install luarocks liblua5.4-dev)")
+    if not LUAROCKS_LAUNCHER.is_file():
+        pytest.skip(needs_luarocks.kwargs["reason"])
     return build_rock_server(tmp_path_factory.mktemp("rockserver"))
 
 
 @pytest.fixture
 def luarocks_log(tmp_path: Path) -> tuple[Path, Path]:
-    """A ``luarocks`` shim directory for PATH that records every invocation
-    and runs the real one: (shim dir, log file)."""
-    if LUAROCKS is None:
-        pytest.skip("luarocks is not installed")
-    shim_dir = tmp_path / "shim"
-    shim_dir.mkdir()
+    """A ``luarocks`` for ``$PANTO_LUAROCKS`` that records every invocation
+    and runs the one shipped with panto: (its directory, log file)."""
     log = tmp_path / "luarocks.log"
-    shim = shim_dir / "luarocks"
-    shim.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{LUAROCKS}" "$@"\n')
-    shim.chmod(0o755)
-    return shim_dir, log
+    shim = luarocks_recorder(tmp_path / "shim", log)
+    return shim.parent, log

@@ -1,16 +1,18 @@
-"""Rocks end to end with the system luarocks against a local rock server
-(built by conftest with `luarocks pack` + `luarocks-admin make-manifest`)."""
+"""Rocks end to end with the luarocks shipped with panto against a local rock
+server (built by conftest with `panto rocks pack` + `panto rocks admin
+make-manifest`)."""
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support.extensions import LUAROCKS, RockServer, needs_luarocks
+from support.extensions import RockServer, needs_luarocks, path_without
 
 from panto.extensions import rocks
 from panto.extensions.rocks import Rocks, RockTree, find_cc, panto_home, sync, update
@@ -56,7 +58,9 @@ def test_prefix_wrapper_and_headers(lua_command: list[str] | None) -> None:
     assert (tree().include_dir / "lua.h").is_file()
     lua_h = (tree().include_dir / "lua.h").read_text()
     assert re.search(r"#define\s+LUA_VERSION_NUM\s+504", lua_h)
-    assert "/usr/include/lua5.4" in (tree().include_dir / "SOURCE").read_text()
+    # the headers shipped with panto (lupa's Lua 5.4.8), not a system copy
+    assert re.search(r'#define\s+LUA_VERSION_RELEASE\s+"8"', lua_h)
+    assert "vendor/lua-include" in (tree().include_dir / "SOURCE").read_text()
     cfg = tree().config_file.read_text()
     assert "rocks_servers = { [[/x]] }" in cfg and 'deps_mode = "one"' in cfg
 
@@ -68,7 +72,7 @@ def test_pure_lua_rock_installs_and_second_start_spawns_no_luarocks(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     shim_dir, log = luarocks_log
-    monkeypatch.setenv("PATH", f"{shim_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PANTO_LUAROCKS", str(shim_dir / "luarocks"))
     specs = ["greet 1.0-1", "cmod"]
     rep = sync_(specs, rock_server, lua_command)
     assert rep.ok, rep.messages()
@@ -184,18 +188,44 @@ def test_resolve_searches_the_server_and_installs_the_pick(
 # -- failure modes: a clear message, the other rocks still install ------------
 
 
+def test_no_system_luarocks_nor_compiler_pure_lua_still_installs(
+    rock_server: RockServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine without luarocks, lua or a C compiler on PATH: the pure-Lua
+    rock installs with the luarocks shipped with panto; the C rock says what
+    is missing."""
+    bare = path_without(("luarocks", "lua", "gcc", "cc", "clang", "tcc", "make"), tmp_path / "bin")
+    monkeypatch.setenv("PATH", bare)
+    for k in [k for k in os.environ if k.startswith("LUAROCKS")]:
+        monkeypatch.delenv(k)
+    assert shutil.which("luarocks") is None and shutil.which("gcc") is None
+    rep = sync_(["greet 1.0-1", "cmod"], rock_server, None)
+    gr, cm = rep.results
+    assert gr.ok and gr.action == "installed" and gr.version == "1.0-1", gr.message
+    assert cm.error is not None and cm.error.kind == "no-compiler", cm.message
+    assert "no C compiler (cc/gcc not found)" in cm.message
+    assert tree().installed() == {"greet": ["1.0-1"]}
+
+
 def test_luarocks_missing(
     rock_server: RockServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    empty = tmp_path / "empty-bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setenv("PANTO_LUAROCKS", str(tmp_path / "no-such-luarocks"))
     rep = sync_(["greet 1.0-1", "cmod"], rock_server, None)
     assert not rep.ok and rep.spawned == 0
     assert {r.error.kind for r in rep.errors} == {"luarocks-missing"}  # type: ignore[union-attr]
-    assert rep.results[0].message.startswith("luarocks not found: apt-get install luarocks")
+    assert rep.results[0].message.startswith(
+        "luarocks not found: $PANTO_LUAROCKS names no executable (unset it to use the "
+        "luarocks shipped with panto)"
+    )
     # still fine when nothing is missing: startup never needs luarocks then
     assert sync([], servers=[]).ok
+    # the shipped copy gone (a broken install): the message says so
+    monkeypatch.delenv("PANTO_LUAROCKS")
+    monkeypatch.setattr(rocks.toolchain, "LUAROCKS_LAUNCHER", tmp_path / "gone" / "launch.lua")
+    (r,) = sync_(["greet 1.0-1"], rock_server, None).results
+    assert r.error is not None and r.error.kind == "luarocks-missing"
+    assert "panto's own copy" in r.message and "reinstall panto" in r.message
 
 
 def test_no_c_compiler(
@@ -222,7 +252,8 @@ def test_no_lua_headers(
     rep = sync_(["cmod 0.1-1"], rock_server, lua_command)
     (cm,) = rep.results
     assert cm.error is not None and cm.error.kind == "no-headers", cm.message
-    assert "no Lua 5.4 headers: apt-get install liblua5.4-dev" in cm.message
+    assert "no Lua 5.4 headers: panto's own copy" in cm.message
+    assert "set PANTO_LUA_INCDIR, or apt-get install liblua5.4-dev" in cm.message
 
 
 @pytest.mark.parametrize("server", ["absent-dir", "http://127.0.0.1:9/"])
@@ -294,6 +325,6 @@ def test_lua_paths_for_the_runtime() -> None:
 
 def test_shim_records(luarocks_log: tuple[Path, Path]) -> None:
     shim_dir, log = luarocks_log
-    assert LUAROCKS
-    subprocess.run([str(shim_dir / "luarocks"), "--version"], capture_output=True, check=True)
+    r = subprocess.run([str(shim_dir / "luarocks"), "--version"], capture_output=True, text=True)
+    assert r.returncode == 0 and "3.8.0" in r.stdout, r.stderr
     assert log.read_text() == "--version\n"

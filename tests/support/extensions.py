@@ -3,8 +3,10 @@ named uniquely so it never collides with another directory's conftest)."""
 
 from __future__ import annotations
 
-import shutil
+import os
+import shlex
 import subprocess
+import sys
 import tarfile
 import textwrap
 from dataclasses import dataclass
@@ -12,14 +14,45 @@ from pathlib import Path
 
 import pytest
 
-LUAROCKS = shutil.which("luarocks")
-LUAROCKS_ADMIN = shutil.which("luarocks-admin")
+from panto.extensions.rocks.toolchain import LUAROCKS_LAUNCHER
+
+#: the luarocks shipped with panto, as ``panto rocks`` runs it
+PANTO_ROCKS = [sys.executable, "-m", "panto", "rocks"]
 
 needs_luarocks = pytest.mark.skipif(
-    LUAROCKS is None or LUAROCKS_ADMIN is None,
-    reason="luarocks is not installed (apt-get install luarocks liblua5.4-dev): "
-    "the rocks end-to-end tests need it; CI installs it",
+    not LUAROCKS_LAUNCHER.is_file(),
+    reason=f"panto's own luarocks ({LUAROCKS_LAUNCHER}) is missing from this checkout",
 )
+
+
+def luarocks_recorder(dir: Path, log: Path) -> Path:
+    """An executable for ``$PANTO_LUAROCKS`` that records every invocation
+    and runs the luarocks shipped with panto."""
+    from panto.extensions.rocks.toolchain import embedded_luarocks_command
+
+    dir.mkdir(parents=True, exist_ok=True)
+    shim = dir / "luarocks"
+    cmd = " ".join(shlex.quote(a) for a in embedded_luarocks_command())
+    shim.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {cmd} "$@"\n')
+    shim.chmod(0o755)
+    return shim
+
+
+def path_without(names: tuple[str, ...], dir: Path) -> str:
+    """A PATH directory holding links to every executable on this PATH except
+    those whose name starts with one of ``names`` (luarocks, lua, gcc, ...)."""
+    dir.mkdir(parents=True, exist_ok=True)
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            entries = sorted(os.scandir(d), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.startswith(names) or (dir / e.name).exists():
+                continue
+            if os.access(e.path, os.X_OK) and not e.is_dir():
+                (dir / e.name).symlink_to(e.path)
+    return str(dir)
 
 
 # --------------------------------------------------------------------------
@@ -94,8 +127,11 @@ def _rock(
 
 
 def build_rock_server(base: Path) -> RockServer:
-    """Pack every test rock into ``base/server`` and index it."""
-    assert LUAROCKS is not None and LUAROCKS_ADMIN is not None
+    """Pack every test rock into ``base/server`` and index it, with the
+    luarocks shipped with panto (``panto rocks pack``, ``panto rocks admin
+    make-manifest``; their own home, so nothing lands in the tests' tree)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LUAROCKS")}
+    env["PANTO_HOME"] = str(base / "packer-home")
     server = base / "server"
     server.mkdir()
     specs: list[Path] = []
@@ -110,8 +146,9 @@ def build_rock_server(base: Path) -> RockServer:
     )
     procs = [
         subprocess.Popen(
-            [LUAROCKS, "--lua-version", "5.4", "pack", str(s)],
+            [*PANTO_ROCKS, "pack", str(s)],
             cwd=server,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -122,7 +159,10 @@ def build_rock_server(base: Path) -> RockServer:
         out, _ = p.communicate(timeout=120)
         assert p.returncode == 0, f"luarocks pack {s.name} failed:\n{out}"
     r = subprocess.run(
-        [LUAROCKS_ADMIN, "make-manifest", str(server)], capture_output=True, text=True
+        [*PANTO_ROCKS, "admin", "make-manifest", str(server)],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert (server / "manifest-5.4").is_file()

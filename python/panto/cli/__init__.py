@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("panto.cli.serve", "serve OpenAI/Anthropic-compatible APIs over panto's providers"),
     "mcp": ("panto.cli.mcp", "list, add or remove MCP servers"),
     "lua": ("panto.cli.lua", "a lua-compatible interpreter in panto's environment"),
+    "rocks": ("panto.cli.rocks", "luarocks (shipped with panto) on panto's rock tree"),
     "bootstrap": ("panto.cli.bootstrap", "install the luarocks that extensions need"),
     "update": ("panto.cli.update", "reinstall the configured luarocks"),
 }

@@ -1,5 +1,5 @@
-"""Running the system ``luarocks`` into panto's tree: results and the
-:class:`Rocks` runner."""
+"""Running luarocks (the copy shipped with panto, on ``panto lua``) into
+panto's tree: results and the :class:`Rocks` runner."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from ...paths import panto_home
 from ..vers import Dependency, latest
 from . import toolchain
-from .toolchain import HEADERS, HINT_HEADERS, HINT_LUAROCKS
+from .toolchain import HEADERS, HINT_HEADERS
 from .tree import LUA_SHORT, NESTED_ENV, Action, ErrorKind, Progress, RockTree
 
 # --------------------------------------------------------------------------
@@ -109,7 +109,9 @@ class Rocks:
     """luarocks bound to one tree, its servers and panto's Lua prefix.
 
     ``servers`` empty means luarocks' defaults (luarocks.org); entries may be
-    URLs or local directories (made with ``luarocks-admin make-manifest``).
+    URLs or local directories (made with ``panto rocks admin make-manifest``).
+    ``luarocks``: the luarocks command (an executable or an argv; default
+    :func:`toolchain.find_luarocks`: the shipped copy run by ``panto lua``).
     ``lua_command`` is what ``bin/lua5.4`` execs (default ``panto lua``).
     """
 
@@ -118,7 +120,7 @@ class Rocks:
         tree: RockTree | None = None,
         *,
         servers: Sequence[str] = (),
-        luarocks: str | None = None,
+        luarocks: str | Sequence[str] | None = None,
         lua_command: Sequence[str] | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = 900.0,
@@ -127,7 +129,12 @@ class Rocks:
         self.env = dict(os.environ if env is None else env)
         self.tree = tree or RockTree.default(panto_home(self.env))
         self.servers = [self._server(s) for s in servers]
-        self.luarocks = luarocks if luarocks is not None else toolchain.find_luarocks(self.env)
+        self.luarocks: list[str] | None = (
+            ([luarocks] if isinstance(luarocks, str) else list(luarocks))
+            if luarocks is not None
+            else toolchain.find_luarocks(self.env)
+        )
+        self.missing_hint = toolchain.luarocks_missing_hint(self.env)
         self.lua_command = list(lua_command) if lua_command else toolchain.default_lua_command()
         self.timeout = timeout
         self.progress = progress or (lambda _msg: None)
@@ -200,16 +207,35 @@ class Rocks:
         env.pop(f"LUAROCKS_CONFIG_{LUA_SHORT.replace('.', '_')}", None)
         env["LUAROCKS_CONFIG"] = str(self.tree.config_file)
         env[NESTED_ENV] = "1"  # `panto lua` run by luarocks must not sync rocks again
+        pp = toolchain.panto_pythonpath()  # the shipped luarocks runs `python -m panto lua`
+        if pp:
+            env["PYTHONPATH"] = pp + (
+                os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+            )
         return env
+
+    def command(self, *args: str, admin: bool = False) -> list[str]:
+        """``luarocks --lua-version 5.4 --lua-dir T --tree T ARGS`` (``admin``:
+        the shipped ``luarocks-admin``), with the prefix laid out."""
+        self.prepare()
+        root = str(self.tree.root)
+        if admin:
+            base = toolchain.embedded_luarocks_command(admin=True)
+        else:
+            assert self.luarocks is not None
+            base = self.luarocks
+        return [*base, "--lua-version", LUA_SHORT, "--lua-dir", root, "--tree", root, *args]
+
+    def env_for_command(self) -> dict[str, str]:
+        """The environment :meth:`command` runs in."""
+        return self._env()
 
     def run(self, *args: str, timeout: float | None = None) -> _Run:
         """``luarocks --lua-version 5.4 --lua-dir T --tree T ARGS`` (output merged)."""
         import subprocess
 
         assert self.luarocks is not None
-        self.prepare()
-        root = str(self.tree.root)
-        cmd = [self.luarocks, "--lua-version", LUA_SHORT, "--lua-dir", root, "--tree", root, *args]
+        cmd = self.command(*args)
         self.spawned += 1
         try:
             p = subprocess.run(
@@ -226,7 +252,7 @@ class Rocks:
             out = e.output if isinstance(e.output, str) else (e.output or b"").decode("replace")
             return _Run(-1, out + f"\n(panto: luarocks timed out after {e.timeout:.0f} s)")
         except OSError as e:
-            return _Run(-2, f"cannot run {self.luarocks}: {e}")
+            return _Run(-2, f"cannot run {' '.join(self.luarocks)}: {e}")
         return _Run(p.returncode, p.stdout)
 
     def _servers_text(self) -> str:
@@ -251,6 +277,13 @@ class Rocks:
                     tail,
                 )
             return RockError("build-failed", f"{what} failed to build:\n{_indent(tail)}", tail)
+        if "no downloader tool available" in out:
+            return RockError(
+                "no-downloader",
+                f"cannot download '{dep.spec}' from {self._servers_text()}: no curl or wget "
+                "on PATH -- apt-get install curl (local directory servers need neither)",
+                tail,
+            )
         if "No results matching query" in out or "Could not find a result" in out:
             if any(m in out for m in _NETWORK_MARKERS):
                 return self._network_error(dep, tail)
@@ -307,7 +340,7 @@ class Rocks:
         """Install ``dep``: an ``==`` pin directly, a range after resolving it."""
         if self.luarocks is None:
             return RockResult(
-                dep.spec, dep.name, "failed", error=RockError("luarocks-missing", HINT_LUAROCKS)
+                dep.spec, dep.name, "failed", error=RockError("luarocks-missing", self.missing_hint)
             )
         if dep.exact:
             version = dep.constraints[0].version.string
@@ -346,7 +379,7 @@ class Rocks:
         spec = f"{name} {version}"
         if self.luarocks is None:
             return RockResult(
-                spec, name, "failed", version, RockError("luarocks-missing", HINT_LUAROCKS)
+                spec, name, "failed", version, RockError("luarocks-missing", self.missing_hint)
             )
         self.progress(f"removing {name} {version} ...")
         with _locked(self.tree.root / ".panto-lock"):

@@ -1,4 +1,9 @@
-"""What installing rocks needs: luarocks, a C compiler, Lua 5.4 headers."""
+"""What installing rocks needs: luarocks, a C compiler, Lua 5.4 headers.
+
+luarocks and the Lua 5.4 headers ship with panto (``vendor/``: see its
+README.md); ``$PANTO_LUAROCKS`` picks another luarocks executable and
+``$PANTO_LUA_INCDIR`` other headers.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,35 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-HEADERS = ("lua.h", "luaconf.h", "lualib.h", "lauxlib.h", "lua.hpp")
-#: Where Lua 5.4 headers are looked for, after $PANTO_LUA_INCDIR.
-HEADER_DIRS = ("/usr/include/lua5.4", "/usr/local/include/lua5.4", "/usr/local/include")
+VENDOR = Path(__file__).resolve().parent / "vendor"
+#: the luarocks Lua sources shipped with panto, run by ``panto lua``
+LUAROCKS_DIR = VENDOR / "luarocks"
+LUAROCKS_LAUNCHER = LUAROCKS_DIR / "launch.lua"
+#: the Lua 5.4.8 headers shipped with panto (lupa's Lua)
+SHIPPED_HEADERS = VENDOR / "lua-include"
 
-HINT_LUAROCKS = "luarocks not found: apt-get install luarocks (or set PANTO_LUAROCKS)"
-HINT_HEADERS = "no Lua 5.4 headers: apt-get install liblua5.4-dev (or set PANTO_LUA_INCDIR)"
+HEADERS = ("lua.h", "luaconf.h", "lualib.h", "lauxlib.h", "lua.hpp")
+#: Where Lua 5.4 headers are looked for, after $PANTO_LUA_INCDIR: panto's own
+#: copy first, then a system one.
+HEADER_DIRS = (
+    str(SHIPPED_HEADERS),
+    "/usr/include/lua5.4",
+    "/usr/local/include/lua5.4",
+    "/usr/local/include",
+)
+
+HINT_LUAROCKS = (
+    "luarocks not found: $PANTO_LUAROCKS names no executable "
+    "(unset it to use the luarocks shipped with panto)"
+)
+HINT_EMBEDDED = (
+    f"luarocks not found: panto's own copy ({LUAROCKS_LAUNCHER}) is missing -- "
+    "reinstall panto, or set PANTO_LUAROCKS to a luarocks 3.8+ executable"
+)
+HINT_HEADERS = (
+    f"no Lua 5.4 headers: panto's own copy ({SHIPPED_HEADERS}) is missing -- "
+    "reinstall panto, set PANTO_LUA_INCDIR, or apt-get install liblua5.4-dev"
+)
 HINT_CC = "no C compiler: apt-get install gcc (or set CC)"
 
 
@@ -37,14 +65,38 @@ def panto_pythonpath() -> str | None:
     return None if parent in known else parent
 
 
-def find_luarocks(env: Mapping[str, str] | None = None) -> str | None:
+def embedded_luarocks_command(*, admin: bool = False) -> list[str]:
+    """The luarocks shipped with panto: ``panto lua launch.lua luarocks``."""
+    which = "luarocks-admin" if admin else "luarocks"
+    return [*default_lua_command(), str(LUAROCKS_LAUNCHER), which]
+
+
+def embedded_luarocks_version() -> str | None:
+    """The shipped luarocks' version, read from its sources (nothing spawned)."""
+    try:
+        text = (LUAROCKS_DIR / "luarocks" / "core" / "cfg.lua").read_text()
+    except OSError:
+        return None
+    m = re.search(r'local program_version = "([^"]+)"', text)
+    return m.group(1) if m else None
+
+
+def find_luarocks(env: Mapping[str, str] | None = None) -> list[str] | None:
+    """The luarocks command: ``$PANTO_LUAROCKS`` when set (None when it names
+    no executable), else the copy shipped with panto (None if it is missing)."""
     import shutil
 
     env = os.environ if env is None else env
     given = env.get("PANTO_LUAROCKS")
     if given:
-        return shutil.which(given, path=env.get("PATH")) or None
-    return shutil.which("luarocks", path=env.get("PATH"))
+        found = shutil.which(given, path=env.get("PATH"))
+        return [found] if found else None
+    return embedded_luarocks_command() if LUAROCKS_LAUNCHER.is_file() else None
+
+
+def luarocks_missing_hint(env: Mapping[str, str] | None = None) -> str:
+    env = os.environ if env is None else env
+    return HINT_LUAROCKS if env.get("PANTO_LUAROCKS") else HINT_EMBEDDED
 
 
 def find_cc(env: Mapping[str, str] | None = None) -> tuple[str | None, str | None]:
@@ -82,8 +134,9 @@ def _lua_h_version(include: Path) -> int | None:
 
 
 def find_lua_headers(env: Mapping[str, str] | None = None) -> Path | None:
-    """A directory with the Lua 5.4 headers: ``$PANTO_LUA_INCDIR``, then
-    Debian's ``liblua5.4-dev`` (``/usr/include/lua5.4``), then ``/usr/local``.
+    """A directory with the Lua 5.4 headers: ``$PANTO_LUA_INCDIR``, then the
+    copy shipped with panto, then Debian's ``liblua5.4-dev``
+    (``/usr/include/lua5.4``), then ``/usr/local``.
 
     5.4.x headers are ABI-compatible with lupa's 5.4.8 (FACTS.md); C modules
     are built without ``-llua`` and resolve the Lua API from lupa at load.
@@ -102,7 +155,8 @@ class Toolchain:
     """What building rocks needs, found (or not) on this machine.
 
     ``cc`` is the compiler command, ``cc_path`` where it resolved (None:
-    missing); the others are paths or None.
+    missing); ``luarocks`` says which luarocks runs (None: missing); the
+    others are paths or None.
     """
 
     luarocks: str | None
@@ -112,6 +166,7 @@ class Toolchain:
     make: str | None
     headers: Path | None
     downloader: str | None
+    luarocks_hint: str = HINT_EMBEDDED
 
     @property
     def ok(self) -> bool:
@@ -135,7 +190,7 @@ class Toolchain:
             else:
                 out.append((False, f"luarocks     {self.luarocks} ({v}): panto needs 3.8 or newer"))
         else:
-            out.append((False, f"luarocks     missing -- {HINT_LUAROCKS}"))
+            out.append((False, f"luarocks     missing -- {self.luarocks_hint}"))
         if self.cc_path:
             out.append((True, f"C compiler   {self.cc} ({self.cc_path})"))
         elif self.cc:
@@ -167,9 +222,14 @@ def check_toolchain(env: Mapping[str, str] | None = None) -> Toolchain:
 
     env = os.environ if env is None else env
     path = env.get("PATH")
-    lr = find_luarocks(env)
+    cmd = find_luarocks(env)
+    lr: str | None = None
     version = None
-    if lr:
+    if cmd and not env.get("PANTO_LUAROCKS"):
+        lr = f"shipped with panto, run by `panto lua` ({LUAROCKS_DIR})"
+        version = embedded_luarocks_version()
+    elif cmd:
+        lr = cmd[0]
         try:
             r = subprocess.run(
                 [lr, "--version"], capture_output=True, text=True, timeout=30, env=dict(env)
@@ -187,4 +247,5 @@ def check_toolchain(env: Mapping[str, str] | None = None) -> Toolchain:
         make=shutil.which("make", path=path),
         headers=find_lua_headers(env),
         downloader=shutil.which("curl", path=path) or shutil.which("wget", path=path),
+        luarocks_hint=luarocks_missing_hint(env),
     )

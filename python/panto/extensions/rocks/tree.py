@@ -18,6 +18,7 @@ ErrorKind = Literal[
     "bad-spec",
     "luarocks-missing",
     "network",
+    "no-downloader",
     "not-found",
     "no-compiler",
     "no-headers",

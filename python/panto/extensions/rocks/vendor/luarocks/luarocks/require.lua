@@ -1,0 +1,2 @@
+--- Retained for compatibility reasons only. Use luarocks.loader instead.
+return require("luarocks.loader")

@@ -1,0 +1,147 @@
+"""luarocks shipped inside panto: no system luarocks, lua or C compiler on
+PATH, ``LUAROCKS_*`` unset.  A local rock server is made with the shipped
+luarocks (``panto rocks pack`` + ``panto rocks admin make-manifest``),
+``panto rocks install`` installs a pure-Lua rock from it, and an extension
+that requires the rock loads."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.extensions import needs_luarocks, path_without
+
+from panto.extensions.rocks.toolchain import LUAROCKS_DIR, SHIPPED_HEADERS
+
+pytestmark = needs_luarocks
+
+HIDDEN = ("luarocks", "lua", "gcc", "cc", "clang", "tcc", "make")
+
+
+@pytest.fixture
+def bare_env(tmp_path: Path, isolated_home: Path) -> dict[str, str]:
+    """The test's home, a PATH without luarocks, lua or a C compiler, and no
+    ``LUAROCKS_*`` or ``PANTO_*`` variables."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("LUAROCKS", "PANTO_", "LUA_")) and k != "CC"
+    }
+    env["PATH"] = path_without(HIDDEN, tmp_path / "bare-bin")
+    for name in ("luarocks", "luarocks-admin", "lua", "lua5.4", "gcc", "cc"):
+        assert shutil.which(name, path=env["PATH"]) is None, name
+    return env
+
+
+def panto(env: dict[str, str], *args: str, cwd: Path | None = None) -> str:
+    r = subprocess.run(
+        [sys.executable, "-m", "panto", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+    assert r.returncode == 0, f"panto {' '.join(args)} -> {r.returncode}\n{r.stdout}{r.stderr}"
+    return r.stdout
+
+
+def test_panto_rocks_install_from_a_local_server_and_an_extension_uses_it(
+    tmp_path: Path, bare_env: dict[str, str], isolated_home: Path
+) -> None:
+    # a tiny pure-Lua rock: its sources as a .tar.gz, its rockspec
+    src = tmp_path / "hello-0.3"
+    src.mkdir()
+    (src / "hello.lua").write_text('return { word = function() return "from-rock" end }\n')
+    tgz = tmp_path / "hello-0.3.tar.gz"
+    with tarfile.open(tgz, "w:gz") as tf:
+        tf.add(src, arcname=src.name)
+    spec = tmp_path / "hello-0.3-1.rockspec"
+    spec.write_text(
+        textwrap.dedent(
+            f"""\
+            package = "hello"
+            version = "0.3-1"
+            source = {{ url = "file://{tgz}", dir = "hello-0.3" }}
+            description = {{ summary = "a pure-Lua test rock" }}
+            dependencies = {{ "lua >= 5.1" }}
+            build = {{ type = "builtin", modules = {{ hello = "hello.lua" }} }}
+            """
+        )
+    )
+    # the rock server, made with the shipped luarocks
+    server = tmp_path / "server"
+    server.mkdir()
+    out = panto(bare_env, "rocks", "pack", str(spec), cwd=server)
+    assert (server / "hello-0.3-1.src.rock").is_file(), out
+    panto(bare_env, "rocks", "admin", "make-manifest", str(server))
+    assert "hello" in (server / "manifest-5.4").read_text()
+
+    out = panto(bare_env, "rocks", "install", "hello", "0.3-1", "--only-server", str(server))
+    assert "hello 0.3-1 is now installed" in out
+    tree = isolated_home / "xdg_data_home" / "panto" / "rocks" / "lua-5.4.8"
+    assert (tree / "share" / "lua" / "5.4" / "hello.lua").is_file()
+    assert "hello\t0.3-1\tinstalled" in panto(bare_env, "rocks", "list", "--porcelain")
+
+    # an extension that requires the rock loads (its name comes from the rock)
+    exts = isolated_home / "xdg_config_home" / "panto" / "extensions"
+    exts.mkdir(parents=True)
+    (exts / "uses_hello.lua").write_text(
+        'local hello = require("hello")\n'
+        'return { name = "uses." .. hello.word(), activate = function() end }\n'
+    )
+    listing = panto(bare_env, "extensions")
+    line = next(ln for ln in listing.splitlines() if ln.startswith("uses.from-rock"))
+    assert " active " in line and "uses_hello.lua" in line
+
+    # extensions.rocks names it: present, so a start installs nothing
+    (isolated_home / "xdg_config_home" / "panto" / "config.toml").write_text(
+        '[extensions]\nrocks = ["hello 0.3-1"]\n'
+    )
+    out = panto(bare_env, "bootstrap", "--server", str(server))
+    assert "present     hello 0.3-1" in out and "bootstrap: ok" in out
+    assert "shipped with panto" in out and "(3.8.0)" in out
+
+
+def test_panto_rocks_help_and_a_missing_override(tmp_path: Path, bare_env: dict[str, str]) -> None:
+    out = panto(bare_env, "rocks", "--help")
+    assert "panto rocks admin" in out and "--only-server DIR" in out
+    assert "panto rocks 3.8.0" in panto(bare_env, "rocks", "--version")
+    env = {**bare_env, "PANTO_LUAROCKS": str(tmp_path / "nope")}
+    r = subprocess.run(
+        [sys.executable, "-m", "panto", "rocks", "list"], capture_output=True, text=True, env=env
+    )
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr == (
+        "panto rocks: luarocks not found: $PANTO_LUAROCKS names no executable "
+        "(unset it to use the luarocks shipped with panto)\n"
+    )
+
+
+def test_the_shipped_sources_carry_their_licences() -> None:
+    assert "Permission is hereby granted" in (LUAROCKS_DIR / "LICENSE").read_text()
+    readme = (LUAROCKS_DIR.parent / "README.md").read_text()
+    assert "LuaRocks 3.8.0" in readme and "luarocks_3.8.0+dfsg1-1_all.deb" in readme
+    assert "Lua.org, PUC-Rio" in (SHIPPED_HEADERS / "LICENSE").read_text()
+    for h in ("lua.h", "luaconf.h", "lualib.h", "lauxlib.h"):
+        assert (SHIPPED_HEADERS / h).is_file(), h
+
+
+def test_an_http_server_without_curl_or_wget_says_so(
+    tmp_path: Path, bare_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from panto.extensions.rocks import sync
+
+    env = {**bare_env, "PATH": path_without((*HIDDEN, "curl", "wget"), tmp_path / "no-dl")}
+    (r,) = sync(["greet 1.0-1"], servers=["http://127.0.0.1:9/"], env=env).results
+    assert r.error is not None and r.error.kind == "no-downloader", r.message
+    assert r.message == (
+        "cannot download 'greet 1.0-1' from http://127.0.0.1:9/: no curl or wget on PATH "
+        "-- apt-get install curl (local directory servers need neither)"
+    )
