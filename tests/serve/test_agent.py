@@ -170,3 +170,56 @@ def test_keys_see_only_their_sessions_and_fork(server: str, tmp_path: Path) -> N
     assert [m["role"] for m in f] == [m["role"] for m in a] and "remember this" in json.dumps(f)
     ids = {s["id"] for s in httpx.get(f"{server}/v1/agent/sessions", headers=A).json()["data"]}
     assert ids == {sid, fid}
+
+
+def test_approvals_as_events(server: str, tmp_path: Path) -> None:
+    """With approvals on, a bash call is a permission.requested event: allow
+    runs it, deny gives an error result, no answer within the timeout denies;
+    every decision is an event and in the session."""
+    r = httpx.post(
+        f"{server}/v1/agent/sessions",
+        json={
+            "model": "mock/anthropic",
+            "cwd": str(tmp_path),
+            "approvals": True,
+            "approval_timeout": 2,
+        },
+        headers=A,
+    )
+    assert r.status_code == 201 and r.json()["approvals"] is True
+    sid = r.json()["id"]
+    base = f"{server}/v1/agent/sessions/{sid}"
+    last = 0
+    outcomes = []
+    for answer, name in (("once", "allowed"), ("deny", "denied"), (None, "timeout")):
+        marker = tmp_path / name
+        httpx.post(base + "/prompts", json={"text": f"call bash touch {marker}"}, headers=A)
+        got: list[list[dict[str, Any]]] = []
+        t = threading.Thread(
+            target=lambda got=got, after=last: got.append(
+                read_events(server, sid, A, "turn.completed", after=after)
+            )
+        )
+        t.start()
+        deadline = time.monotonic() + 30
+        pending: list[str] = []
+        while not pending and time.monotonic() < deadline:
+            pending = httpx.get(base, headers=A).json()["pending_permissions"]
+            time.sleep(0.05)
+        assert pending, "no permission request"
+        if answer is not None:
+            r = httpx.post(f"{base}/permissions/{pending[0]}", json={"decision": answer}, headers=A)
+            assert r.status_code == 200
+        t.join(30)
+        events = got[0]
+        last = events[-1]["id"]
+        req = next(e for e in events if e["event"] == "permission.requested")["data"]
+        assert req["tool"] == "bash" and str(marker) in req["detail"]
+        res = next(e for e in events if e["event"] == "permission.resolved")["data"]
+        result = next(e for e in events if e["event"] == "tool_result")["data"]
+        outcomes.append((res["decision"], marker.exists(), result["is_error"]))
+    assert outcomes == [("once", True, False), ("deny", False, True), ("deny", False, True)]
+    assert (
+        httpx.post(f"{base}/permissions/perm_99", json={"decision": "once"}, headers=A).status_code
+        == 404
+    )

@@ -31,6 +31,8 @@ log = get_logger("panto.serve")
 
 #: Events kept per session for replay (the oldest go first past this).
 MAX_EVENTS = 100_000
+#: Seconds a permission request waits for its answer; then it is denied.
+APPROVAL_TIMEOUT = 300.0
 
 
 class HubError(Exception):
@@ -55,6 +57,9 @@ class ServedSession:
     turns: int = 0
     task: asyncio.Task[None] | None = None
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+    #: permission requests waiting for an answer: id -> (event, [answer])
+    pending: dict[str, tuple[Any, list[str]]] = field(default_factory=dict)
+    approvals: bool = False
 
     @property
     def state(self) -> str:
@@ -69,6 +74,8 @@ class ServedSession:
             "created": self.created,
             "turns": self.turns,
             "last_event_id": self.seq,
+            "approvals": self.approvals,
+            "pending_permissions": sorted(self.pending),
         }
 
     async def emit(self, name: str, data: dict[str, Any]) -> None:
@@ -94,7 +101,14 @@ class AgentHub:
         self.sessions: dict[str, ServedSession] = {}
         self._ids = itertools.count(1)
 
-    async def create(self, owner: str, model: str | None, cwd: str | None) -> ServedSession:
+    async def create(
+        self,
+        owner: str,
+        model: str | None,
+        cwd: str | None,
+        approvals: bool = False,
+        approval_timeout: float = APPROVAL_TIMEOUT,
+    ) -> ServedSession:
         from ..agent import Session
         from ..app import default_host
 
@@ -126,7 +140,65 @@ class AgentHub:
             opened,
         )
         self.sessions[sid] = s
+        if approvals:
+            self._ask_over_http(s, approval_timeout)
         return s
+
+    def _ask_over_http(self, s: ServedSession, timeout: float) -> None:
+        """Each permission prompt becomes a ``permission.requested`` event,
+        answered by ``POST .../permissions/{request}``; no answer within
+        ``timeout`` seconds denies.  (Without this, a served session is
+        like ``panto -p``: nothing waits.)"""
+        import threading
+
+        gate = getattr(s.session.agent, "permissions", None)
+        if gate is None:
+            return
+        s.approvals = True
+        loop = asyncio.get_running_loop()
+        counter = itertools.count(1)
+
+        def approver(req: Any) -> str:  # on a tool thread
+            rid = f"perm_{next(counter)}"
+            done = threading.Event()
+            answer: list[str] = []
+            s.pending[rid] = (done, answer)
+            data = {
+                "request": rid,
+                "tool": req.call.name,
+                "tool_use_id": req.call.id,
+                "input": req.call.input,
+                "detail": req.detail,
+                "reason": req.decision.reason,
+                "suggest": list(req.decision.suggest),
+                "mode": req.mode,
+                "timeout": timeout,
+            }
+            asyncio.run_coroutine_threadsafe(s.emit("permission.requested", data), loop)
+            done.wait(timeout)
+            s.pending.pop(rid, None)
+            decision = answer[0] if answer else "deny"
+            why = "answered" if answer else f"no answer within {timeout:g} s"
+            asyncio.run_coroutine_threadsafe(
+                s.emit("permission.resolved", {"request": rid, "decision": decision, "why": why}),
+                loop,
+            )
+            return decision
+
+        gate.approver = approver
+
+    def answer(self, s: ServedSession, rid: str, decision: str) -> None:
+        from ..policy.permissions import ALWAYS, ONCE, REFUSE
+
+        choices = {"once": ONCE, "allow": ONCE, "always": ALWAYS, "deny": REFUSE}
+        if decision not in choices:
+            raise HubError(400, "decision must be once, always or deny")
+        entry = s.pending.get(rid)
+        if entry is None:
+            raise HubError(404, f"no pending permission request {rid!r}", "not_found_error")
+        done, answer = entry
+        answer.append(choices[decision])
+        done.set()
 
     def get(self, sid: str, owner: str) -> ServedSession:
         s = self.sessions.get(sid)
@@ -187,6 +259,8 @@ class AgentHub:
                 await s.emit("turn.aborted", {"turn": s.turns})
 
     async def abort(self, s: ServedSession) -> None:
+        for done, _ in list(s.pending.values()):
+            done.set()  # a waiting permission request is denied
         task = s.task
         s.session.cancel()
         if task is not None and not task.done():

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import Config
 from ..logs import get_logger
-from .agents import AgentHub, HubError, messages_json
+from .agents import APPROVAL_TIMEOUT, AgentHub, HubError, messages_json
 from .ledger import Ledger
 from .proxy import Proxy, ProxyError, error_response
 from .settings import ApiKey, ServeSettings, hash_key
@@ -174,7 +174,16 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
         try:
             owner = owner_of(request)
             body = await json_body(request)
-            s = await hub.create(owner, body.get("model"), body.get("cwd"))
+            timeout = body.get("approval_timeout", APPROVAL_TIMEOUT)
+            if not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
+                raise HubError(400, "approval_timeout: expected seconds, 0 < x <= 3600")
+            s = await hub.create(
+                owner,
+                body.get("model"),
+                body.get("cwd"),
+                bool(body.get("approvals")),
+                float(timeout),
+            )
         except (AuthError, HubError) as e:
             return agent_error(e)
         return JSONResponse(s.describe(), 201)
@@ -214,6 +223,11 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
         await hub.abort(s)
         return JSONResponse(s.describe())
 
+    async def session_permission(request: Request, s: Any) -> Response:
+        body = await json_body(request)
+        hub.answer(s, request.path_params["request"], str(body.get("decision", "")))
+        return JSONResponse({"ok": True})
+
     async def session_fork(request: Request, s: Any) -> Response:
         f = await hub.fork(s, owner_of(request))
         return JSONResponse(f.describe(), 201)
@@ -241,6 +255,11 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
         Route("/v1/agent/sessions/{id}/events", one(session_events), methods=["GET"]),
         Route("/v1/agent/sessions/{id}/abort", one(session_abort), methods=["POST"]),
         Route("/v1/agent/sessions/{id}/fork", one(session_fork), methods=["POST"]),
+        Route(
+            "/v1/agent/sessions/{id}/permissions/{request}",
+            one(session_permission),
+            methods=["POST"],
+        ),
         Route("/v1/chat/completions", proxied(OPENAI), methods=["POST"]),
         Route("/v1/messages", proxied(ANTHROPIC), methods=["POST"]),
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
