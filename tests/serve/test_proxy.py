@@ -285,6 +285,29 @@ def test_models_list_on_both_sdks_and_no_key_leaks(served: Served) -> None:
     assert UPSTREAM_KEY not in served.log()
 
 
+def test_upstream_key_echoed_in_an_in_band_error_is_scrubbed(served: Served) -> None:
+    for up in (served.anthropic_up, served.openai_up):
+        up.push(
+            Reply(
+                [Text("partial")],
+                error={"type": "api_error", "message": f"key {UPSTREAM_KEY} bad"},
+                error_after=3,
+            )
+        )
+    for model in ("smart", "fast"):  # same wire (bytes passed through) and cross wire
+        raw = httpx.post(
+            served.url + "/v1/messages",
+            json={
+                "model": model,
+                "max_tokens": 5,
+                "messages": [{"role": "user", "content": "x"}],
+                "stream": True,
+            },
+            timeout=30,
+        ).text
+        assert "event: error" in raw and UPSTREAM_KEY not in raw, raw
+
+
 def test_count_tokens_and_health(served: Served) -> None:
     short = {"model": "fast", "messages": [{"role": "user", "content": "hi"}]}
     long = {"model": "fast", "messages": [{"role": "user", "content": "hi " * 500}]}

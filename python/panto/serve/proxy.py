@@ -361,9 +361,8 @@ class Proxy:
             dec.close()
         except ProviderError as e:
             outcome.status, outcome.http_status = "error", 502
-            raise ProxyError(
-                e.status if e.status and e.status >= 400 else 502, e.message, e.type
-            ) from None
+            status = e.status if e.status and e.status >= 400 else 502
+            raise ProxyError(status, redact(e.message, target.provider.secrets), e.type) from None
         except (TruncatedStream, DecodeError) as e:
             outcome.status, outcome.http_status = "error", 502
             raise ProxyError(502, f"upstream {target.spec}: {e}") from None
@@ -398,11 +397,12 @@ class Proxy:
                             out += enc.encode(_usage_for(client_wire, ev))
                 except ProviderError as e:  # an error event inside the 200 stream
                     outcome.status = "error"
-                    yield (
-                        chunk
-                        if same
-                        else b"".join(out) + enc.error(e.type or "api_error", e.message)
-                    )
+                    # (same wire: the upstream's own bytes, its error event included)
+                    msg = redact(e.message, target.provider.secrets)
+                    if same:
+                        yield _scrub(chunk, target.provider.secrets)
+                    else:
+                        yield b"".join(out) + enc.error(e.type or "api_error", msg)
                     return
                 except DecodeError as e:
                     outcome.status = "error"
@@ -423,7 +423,7 @@ class Proxy:
             raise
         except PantoError as e:
             outcome.status = "error"
-            yield enc.error("api_error", str(e))
+            yield enc.error("api_error", redact(str(e), target.provider.secrets))
         except Exception as e:  # noqa: BLE001 - the upstream connection failed mid-stream
             outcome.status = "error"
             msg = redact(
@@ -450,6 +450,15 @@ def _usage_for(client_wire: str, ev: Any) -> Any:
         if u is not ev.usage:
             return replace(ev, usage=u, message=replace(ev.message, usage=u))
     return ev
+
+
+def _scrub(data: bytes, secrets: tuple[str, ...]) -> bytes:
+    """``data`` with panto's upstream keys taken out (an upstream that
+    echoes the key in an error event must not hand it to the client)."""
+    for secret in secrets:
+        if secret:
+            data = data.replace(secret.encode(), b"[redacted]")
+    return data
 
 
 async def _read_bounded(resp: Any) -> bytes:
