@@ -192,6 +192,10 @@ class Interactive:
 
             self.approver = Approver(self.renderer, self.color)
             gate.approver = self.approver
+            if self.ext.source is not None:
+                # a call the OS sandbox blocked: offer to run it again outside
+                # (default mode only; the gate asks and records the answer)
+                self.ext.source.escalate = gate.approve_unsandboxed
         self._show_mode()
         #: text put in the next input line (a failed turn's prompt)
         self.prefill = prefill

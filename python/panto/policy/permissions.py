@@ -457,6 +457,32 @@ class Permissions:
             True,
         )
 
+    def approve_unsandboxed(self, call: ToolCall, output: ToolOutput) -> bool:
+        """The OS sandbox blocked ``call`` (its result ``output`` says so):
+        in ``default`` mode, with someone to ask, ask whether to run it again
+        outside the sandbox (allow once or deny; never "always").  The answer
+        is recorded.  The Lua tool source calls this as its ``escalate``."""
+        if self.mode != "default" or self.approver is None:
+            return False
+        what = _command_of(call)
+        d = Decision(
+            ASK,
+            "the OS sandbox blocked it: run it again outside the sandbox, with your access?",
+            subject=what,
+            explicit=True,
+        )
+        tail = "\n".join(output.content.rstrip("\n").split("\n")[-6:])
+        with self._ask_lock:
+            req = ApprovalRequest(call, d, self.mode, f"{what}\n\n{tail}")
+            try:
+                answer = self.approver(req)
+            except Exception:  # noqa: BLE001 - a broken prompt must not run the tool
+                answer = REFUSE
+        ok = answer in (ONCE, ALWAYS)
+        reason = "rerun outside the sandbox: " + ("allowed once" if ok else "the user declined")
+        self._record(call, Decision(ALLOW if ok else DENY, reason, subject=what), "user")
+        return ok
+
     def allow_for_session(self, rules: Iterable[str]) -> list[str]:
         """Add allow rules for the rest of the session (``allow always``, or
         restored from a resumed session's record)."""
@@ -595,3 +621,13 @@ def _bash_suggest(parsed: ParsedLine, commands: Sequence[Command] | None = None)
             if text not in out:
                 out.append(text)
     return tuple(out)
+
+
+def _command_of(call: ToolCall) -> str:
+    """What a call runs, for a prompt: bash's command, else its input."""
+    cmd = call.input.get("command")
+    if isinstance(cmd, str):
+        return cmd
+    import json
+
+    return json.dumps(call.input, ensure_ascii=False)[:2000]
