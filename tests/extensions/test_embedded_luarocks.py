@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support.extensions import needs_luarocks, path_without
+from support.extensions import RockServer, needs_luarocks, path_without
 
 from panto.extensions.rocks.toolchain import LUAROCKS_DIR, SHIPPED_HEADERS
 
@@ -133,15 +133,48 @@ def test_the_shipped_sources_carry_their_licences() -> None:
         assert (SHIPPED_HEADERS / h).is_file(), h
 
 
-def test_an_http_server_without_curl_or_wget_says_so(
-    tmp_path: Path, bare_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+def test_an_http_server_without_curl_or_wget_downloads_with_python(
+    tmp_path: Path, bare_env: dict[str, str], rock_server: RockServer
 ) -> None:
-    from panto.extensions.rocks import sync
+    """No curl or wget on PATH: luarocks' downloads go through panto's urllib
+    stand-in (panto.extensions.rocks.fetch), from a real loopback server."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
-    env = {**bare_env, "PATH": path_without((*HIDDEN, "curl", "wget"), tmp_path / "no-dl")}
-    (r,) = sync(["greet 1.0-1"], servers=["http://127.0.0.1:9/"], env=env).results
-    assert r.error is not None and r.error.kind == "no-downloader", r.message
-    assert r.message == (
-        "cannot download 'greet 1.0-1' from http://127.0.0.1:9/: no curl or wget on PATH "
-        "-- apt-get install curl (local directory servers need neither)"
-    )
+    from panto.extensions.rocks import RockTree, sync
+
+    seen: list[str] = []
+
+    class Handler(SimpleHTTPRequestHandler):
+        def log_message(self, fmt: str, *args: object) -> None:
+            seen.append(self.path)
+
+    handler = functools.partial(Handler, directory=str(rock_server.path))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        env = {**bare_env, "PATH": path_without((*HIDDEN, "curl", "wget"), tmp_path / "no-dl")}
+        assert shutil.which("curl", path=env["PATH"]) is None
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+        rep = sync(["greet 1.1-1"], servers=[url], env=env)
+        assert rep.ok, rep.messages()
+        assert any(p.endswith("greet-1.1-1.src.rock") for p in seen), seen
+        home = Path(env.get("XDG_DATA_HOME", "")) / "panto"
+        assert RockTree.default(home).installed_versions("greet") == ["1.1-1"]
+        # a missing file: a clear failure, not a hang or a traceback
+        (bad,) = sync(["nothere 1.0-1"], servers=[url], env=env).results
+        assert bad.error is not None and bad.error.kind == "not-found", bad.message
+        assert bad.message == f"no rock matches 'nothere 1.0-1' on {url}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_the_fetch_stand_in_speaks_curl(tmp_path: Path) -> None:
+    from panto.extensions.rocks import fetch
+
+    assert fetch.main(["--version"]) == 0
+    out = tmp_path / "x"
+    assert fetch.main(["-f", "-L", "http://127.0.0.1:9/x", "--output", str(out)]) == 7
+    assert not out.exists()

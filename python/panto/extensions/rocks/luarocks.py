@@ -175,6 +175,10 @@ class Rocks:
         ]
         if self.servers:
             lines.append("rocks_servers = { " + ", ".join(_lua_str(s) for s in self.servers) + " }")
+        if toolchain.find_downloader(self.env) is None:
+            # neither curl nor wget: luarocks' curl calls go to panto's urllib stand-in
+            fetch = [*toolchain.python_command(), "-m", "panto.extensions.rocks.fetch"]
+            lines.append(f"variables.CURL = {_lua_str(_shell_join(fetch))}")
         return "\n".join(lines) + "\n"
 
     def prepare(self) -> None:
@@ -277,13 +281,6 @@ class Rocks:
                     tail,
                 )
             return RockError("build-failed", f"{what} failed to build:\n{_indent(tail)}", tail)
-        if "no downloader tool available" in out:
-            return RockError(
-                "no-downloader",
-                f"cannot download '{dep.spec}' from {self._servers_text()}: no curl or wget "
-                "on PATH -- apt-get install curl (local directory servers need neither)",
-                tail,
-            )
         if "No results matching query" in out or "Could not find a result" in out:
             if any(m in out for m in _NETWORK_MARKERS):
                 return self._network_error(dep, tail)
@@ -394,6 +391,12 @@ class Rocks:
                 RockError("failed", f"could not remove {name} {version}:\n{_indent(tail)}", tail),
             )
         return RockResult(spec, name, "removed", version)
+
+
+def _shell_join(argv: Sequence[str]) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)
 
 
 def _lua_str(s: str) -> str:

@@ -50,9 +50,23 @@ HINT_CC = "no C compiler: apt-get install gcc (or set CC)"
 # toolchain
 
 
+def python_command() -> list[str]:
+    """This very Python, as a command."""
+    return [sys.executable]
+
+
 def default_lua_command() -> list[str]:
     """``panto lua`` as this very Python runs it."""
-    return [sys.executable, "-m", "panto", "lua"]
+    return [*python_command(), "-m", "panto", "lua"]
+
+
+def find_downloader(env: Mapping[str, str] | None = None) -> str | None:
+    """``curl`` or ``wget`` on PATH (None: panto's urllib stand-in downloads)."""
+    import shutil
+
+    env = os.environ if env is None else env
+    path = env.get("PATH")
+    return shutil.which("curl", path=path) or shutil.which("wget", path=path)
 
 
 def panto_pythonpath() -> str | None:
@@ -207,9 +221,7 @@ class Toolchain:
         else:
             out.append((False, f"Lua headers  missing -- C rocks cannot build ({HINT_HEADERS})"))
         out.append(
-            (True, f"downloader   {self.downloader}")
-            if self.downloader
-            else (False, "downloader   missing -- install curl or wget to fetch from https servers")
+            (True, f"downloader   {self.downloader or 'panto (Python urllib; no curl or wget)'}")
         )
         return out
 
@@ -246,6 +258,6 @@ def check_toolchain(env: Mapping[str, str] | None = None) -> Toolchain:
         cc_path=cc_path,
         make=shutil.which("make", path=path),
         headers=find_lua_headers(env),
-        downloader=shutil.which("curl", path=path) or shutil.which("wget", path=path),
+        downloader=find_downloader(env),
         luarocks_hint=luarocks_missing_hint(env),
     )

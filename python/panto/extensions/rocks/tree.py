@@ -18,7 +18,6 @@ ErrorKind = Literal[
     "bad-spec",
     "luarocks-missing",
     "network",
-    "no-downloader",
     "not-found",
     "no-compiler",
     "no-headers",
