@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from panto.testing import ScriptedServer
 
@@ -89,3 +91,52 @@ fallbacks = ["up-a/backup"]
 {extra}
 """
     )
+
+
+def read_events(
+    url: str,
+    sid: str,
+    headers: dict[str, str],
+    until: str,
+    count: int = 1,
+    after: int | None = None,
+    timeout: float = 60,
+) -> list[dict[str, Any]]:
+    """Events of an agent session's stream up to the ``count``-th ``until``."""
+    import httpx
+
+    h = dict(headers)
+    if after is not None:
+        h["last-event-id"] = str(after)
+    out: list[dict[str, Any]] = []
+    seen = 0
+    with httpx.stream(
+        "GET", f"{url}/v1/agent/sessions/{sid}/events", headers=h, timeout=timeout
+    ) as r:
+        assert r.status_code == 200
+        ev: dict[str, Any] = {}
+        for line in r.iter_lines():
+            if line.startswith("id: "):
+                ev = {"id": int(line[4:])}
+            elif line.startswith("event: "):
+                ev["event"] = line[7:]
+            elif line.startswith("data: "):
+                ev["data"] = json.loads(line[6:])
+                out.append(ev)
+                if ev["event"] == until:
+                    seen += 1
+                    if seen == count:
+                        return out
+    return out
+
+
+def create_session(url: str, headers: dict[str, str], cwd: Path) -> str:
+    import httpx
+
+    r = httpx.post(
+        f"{url}/v1/agent/sessions",
+        json={"model": "mock/anthropic", "cwd": str(cwd)},
+        headers=headers,
+    )
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"])

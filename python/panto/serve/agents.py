@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -200,14 +201,39 @@ class AgentHub:
         answer.append(choices[decision])
         done.set()
 
-    def get(self, sid: str, owner: str) -> ServedSession:
+    async def start(self) -> None:
+        """Nothing to start (the replica hub starts its LISTEN here)."""
+
+    async def get(self, sid: str, owner: str) -> ServedSession:
         s = self.sessions.get(sid)
         if s is None or s.owner != owner:  # another key's session does not exist for this one
             raise HubError(404, f"no session {sid!r}", "not_found_error")
         return s
 
-    def list(self, owner: str) -> list[ServedSession]:
+    async def list(self, owner: str) -> list[ServedSession]:
         return [s for s in self.sessions.values() if s.owner == owner]
+
+    async def describe(self, s: ServedSession) -> dict[str, Any]:
+        return s.describe()
+
+    async def messages(self, s: ServedSession) -> list[dict[str, Any]]:
+        return messages_json(s)
+
+    async def events(self, s: ServedSession, after: int, heartbeat: float) -> Any:
+        """The session's events after ``after``, then each new one as it
+        comes; a comment line every ``heartbeat`` seconds of quiet keeps
+        proxies from closing an idle stream."""
+        while True:
+            for seq, name, data in s.since(after):
+                yield f"id: {seq}\nevent: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+                after = seq
+            async with s.changed:
+                if s.seq > after:
+                    continue
+                try:
+                    await asyncio.wait_for(s.changed.wait(), heartbeat)
+                except asyncio.TimeoutError:
+                    yield b": ping\n\n"
 
     async def prompt(self, s: ServedSession, text: str, mode: str) -> dict[str, Any]:
         if mode not in ("reject", "steer", "follow_up"):

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..config import Config
 from ..logs import get_logger
-from .agents import APPROVAL_TIMEOUT, AgentHub, HubError, messages_json
+from .agents import APPROVAL_TIMEOUT, AgentHub, HubError
 from .ledger import Ledger
 from .proxy import Proxy, ProxyError, error_response
 from .settings import ApiKey, ServeSettings, hash_key
@@ -147,7 +147,13 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
     async def openapi(_: Request) -> Response:
         return JSONResponse(OPENAPI)
 
-    hub = AgentHub(config)
+    hub: Any
+    if (config.session_url or "").startswith(("postgresql://", "postgres://")):
+        from .replicas import ReplicaHub  # sessions shared by every replica on it
+
+        hub = ReplicaHub(config)
+    else:
+        hub = AgentHub(config)
 
     def owner_of(request: Request) -> str:
         key = authenticate(request.headers, settings)
@@ -186,19 +192,19 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
             )
         except (AuthError, HubError) as e:
             return agent_error(e)
-        return JSONResponse(s.describe(), 201)
+        return JSONResponse(await hub.describe(s), 201)
 
     async def sessions_list(request: Request) -> Response:
         try:
             owner = owner_of(request)
-        except AuthError as e:
+            return JSONResponse({"data": [await hub.describe(s) for s in await hub.list(owner)]})
+        except (AuthError, HubError) as e:
             return agent_error(e)
-        return JSONResponse({"data": [s.describe() for s in hub.list(owner)]})
 
     def one(handler: Any) -> Any:
         async def endpoint(request: Request) -> Response:
             try:
-                s = hub.get(request.path_params["id"], owner_of(request))
+                s = await hub.get(request.path_params["id"], owner_of(request))
                 return await handler(request, s)
             except (AuthError, HubError) as e:
                 return agent_error(e)
@@ -206,10 +212,10 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
         return endpoint
 
     async def session_get(_: Request, s: Any) -> Response:
-        return JSONResponse(s.describe())
+        return JSONResponse(await hub.describe(s))
 
     async def session_messages(_: Request, s: Any) -> Response:
-        return JSONResponse({"data": messages_json(s)})
+        return JSONResponse({"data": await hub.messages(s)})
 
     async def session_prompt(request: Request, s: Any) -> Response:
         body = await json_body(request)
@@ -221,7 +227,7 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
 
     async def session_abort(_: Request, s: Any) -> Response:
         await hub.abort(s)
-        return JSONResponse(s.describe())
+        return JSONResponse(await hub.describe(s))
 
     async def session_permission(request: Request, s: Any) -> Response:
         body = await json_body(request)
@@ -230,7 +236,7 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
 
     async def session_fork(request: Request, s: Any) -> Response:
         f = await hub.fork(s, owner_of(request))
-        return JSONResponse(f.describe(), 201)
+        return JSONResponse(await hub.describe(f), 201)
 
     async def session_events(request: Request, s: Any) -> Response:
         after_s = request.query_params.get("after") or request.headers.get("last-event-id") or "0"
@@ -241,7 +247,7 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
                 400, f"after / Last-Event-ID: expected an event id, got {after_s!r}"
             ) from None
         return StreamingResponse(
-            _event_stream(s, after),
+            hub.events(s, after, HEARTBEAT),
             media_type="text/event-stream",
             headers={"cache-control": "no-cache"},
         )
@@ -272,6 +278,7 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
 
     @contextlib.asynccontextmanager
     async def life(_app: Any) -> Any:
+        await hub.start()
         try:
             yield
         finally:
@@ -319,25 +326,6 @@ async def _count_tokens(proxy: Proxy, raw: bytes, key: ApiKey | None) -> Any:
 
 #: Seconds between comment lines on an idle event stream.
 HEARTBEAT = 15.0
-
-
-async def _event_stream(s: Any, after: int) -> Any:
-    """The session's events after ``after``, then each new one as it comes;
-    a comment line every ``HEARTBEAT`` seconds keeps proxies from closing
-    an idle stream."""
-    import asyncio
-
-    while True:
-        for seq, name, data in s.since(after):
-            yield f"id: {seq}\nevent: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
-            after = seq
-        async with s.changed:
-            if s.seq > after:
-                continue
-            try:
-                await asyncio.wait_for(s.changed.wait(), HEARTBEAT)
-            except asyncio.TimeoutError:
-                yield b": ping\n\n"
 
 
 def _op(summary: str, tag: str) -> dict[str, Any]:

@@ -29,9 +29,12 @@ from ..errors import SessionError
 from .base import Durability
 from .sql import Dialect, SQLStore, Writer, resolve_sql_session
 
-__all__ = ["PostgresStore", "close_pools", "safe_url"]
+__all__ = ["ADVISORY_LOCK_CLASS", "PostgresStore", "close_pools", "safe_url"]
 
 _LOCK_CLASS = 0x70616E74  # "pant": the first key of panto's advisory locks
+#: the first key of panto's advisory locks (the second: ``hashtext(session id)``
+#: for a session's writer lock; small numbers for panto's own, e.g. migrations)
+ADVISORY_LOCK_CLASS = _LOCK_CLASS
 _MIGRATION_LOCK = 1
 _LOCK_GRACE = 1.0  # seconds a second writer waits before "in use"
 
