@@ -178,3 +178,21 @@ def test_the_fetch_stand_in_speaks_curl(tmp_path: Path) -> None:
     out = tmp_path / "x"
     assert fetch.main(["-f", "-L", "http://127.0.0.1:9/x", "--output", str(out)]) == 7
     assert not out.exists()
+
+
+def test_every_shipped_file_is_in_git() -> None:
+    """``.gitignore`` ignores ``build/`` directories, and luarocks has one of
+    its own (``luarocks/build/builtin.lua``): a checkout without it cannot
+    build any rock."""
+    vendor = LUAROCKS_DIR.parent
+    r = subprocess.run(
+        ["git", "ls-files", "--others", "--ignored", "--exclude-standard", str(vendor)],
+        capture_output=True,
+        text=True,
+        cwd=vendor,
+    )
+    if r.returncode != 0:
+        pytest.skip("not a git checkout")
+    ignored = [ln for ln in r.stdout.splitlines() if "__pycache__" not in ln]
+    assert ignored == []
+    assert (LUAROCKS_DIR / "luarocks" / "build" / "builtin.lua").is_file()
