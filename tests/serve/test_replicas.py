@@ -167,6 +167,24 @@ def test_a_session_created_on_a_is_prompted_on_b_and_watched_on_a(
     assert_every_call_answered(msgs)
 
 
+def test_a_steer_sent_to_another_replica_enters_the_running_turn(
+    replicas: Replicas, tmp_path: Path
+) -> None:
+    a, b = replicas.start(), replicas.start()
+    sid = create_session(a, A, tmp_path)
+    assert prompt(a, sid, "call bash sleep 3").status_code == 202
+    read_events(b, sid, A, "tool_call_start")
+    r = prompt(b, sid, "steered from B", mode="steer")
+    assert r.status_code == 202 and r.json()["queued"] is True
+    events = read_events(b, sid, A, "turn.completed")
+    assert [e["event"] for e in events].count("turn.started") == 1  # the same turn
+    msgs = messages(b, sid)
+    users = [i for i, m in enumerate(msgs) if "steered from B" in json.dumps(m)]
+    results = [i for i, m in enumerate(msgs) if m["role"] == "tool"]
+    assert users and results and users[0] > results[0]  # after the tool round's results
+    assert_every_call_answered(msgs)
+
+
 def test_two_replicas_racing_one_session_run_it_once(replicas: Replicas, tmp_path: Path) -> None:
     a, b = replicas.start(), replicas.start()
     for _ in range(3):
@@ -176,7 +194,7 @@ def test_two_replicas_racing_one_session_run_it_once(replicas: Replicas, tmp_pat
 
         def send(url: str, sid: str, go: threading.Barrier, out: dict[str, int]) -> None:
             go.wait()
-            out[url] = prompt(url, sid, "call bash sleep 1", mode="reject").status_code
+            out[url] = prompt(url, sid, "call bash sleep 3", mode="reject").status_code
 
         ts = [threading.Thread(target=send, args=(u, sid, go, out)) for u in (a, b)]
         for t in ts:
