@@ -5,7 +5,7 @@ Layout (seed 000 Q3, ARCHITECTURE §8)::
     $PANTO_HOME/                      $PANTO_HOME or $XDG_DATA_HOME/panto
       rocks/lua-5.4.8/                the luarocks tree (--tree) and Lua prefix (--lua-dir)
         bin/lua5.4                    shell wrapper: exec <python> -m panto lua "$@"
-        include/                      Lua 5.4 headers (copied from liblua5.4-dev)
+        include/                      Lua 5.4.8 headers (copied from vendor/lua-include)
         share/lua/5.4/  lib/lua/5.4/  installed modules
         lib/luarocks/rocks-5.4/NAME/VERSION/rock_manifest   what is installed
         luarocks-config.lua           servers + isolation (LUAROCKS_CONFIG)
@@ -13,14 +13,16 @@ Layout (seed 000 Q3, ARCHITECTURE §8)::
 
 Startup calls :func:`sync`: it reads the tree's directories and returns at
 once, without spawning anything, when every rock is present.  Otherwise it
-runs the system ``luarocks`` (3.8+) for the missing ones only.  Nothing
+runs luarocks for the missing ones only: the copy shipped in ``vendor/``
+(LuaRocks 3.8.0, run by ``panto lua``), or ``$PANTO_LUAROCKS``.  Nothing
 here raises for an environment problem: every outcome -- luarocks missing,
 no compiler, no headers, no network, a failing build -- is a
 :class:`RockResult` with a clear ``message``, and the caller keeps going.
 
 Modules: ``tree`` (the layout), ``toolchain`` (luarocks, compiler, headers),
 ``luarocks`` (results and the :class:`Rocks` runner), ``sync`` (start-up sync
-and update), ``bootstrap`` (the batteries manifest).
+and update), ``bootstrap`` (the batteries manifest), ``fetch`` (a ``curl``
+stand-in for machines with neither curl nor wget).
 """
 
 from __future__ import annotations
