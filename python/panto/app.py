@@ -335,6 +335,13 @@ class Host:
                     ext = Extensions(None, ext.report, str(e))
                 else:
                     agent.add_hooks(ext.source.hooks)
+                    gate = agent.permissions
+                    if gate is not None:
+                        # plan mode is read-only, also for the bash commands an
+                        # allow rule lets through: the OS sandbox enforces it
+                        ext.source.sandbox_mode = lambda: (
+                            "read-only" if gate.mode == "plan" else None
+                        )
             mcp_source = _open_mcp(config, cwd_s, env, note)
             if mcp_source is not None:
                 try:

@@ -359,3 +359,15 @@ def test_an_untrusted_project_cannot_turn_the_sandbox_off(ws: Path, backend: str
     res = run_bash(ws, f"echo out > {outside}", backend, extra_env={"PANTO_SANDBOX": "off"})
     assert not res["is_error"], res["content"]
     assert outside.read_text() == "out\n"
+
+
+def test_plan_mode_runs_allowed_commands_read_only(ws: Path, backend: str) -> None:
+    # plan mode lets a bash command an allow rule names run; the sandbox keeps it read-only
+    perms = '[permissions]\nmode = "plan"\nallow = ["Bash(touch *)"]\n'
+    res = run_bash(ws, "touch planned.txt", backend, perms)
+    assert res["is_error"] and "[sandbox: " in res["content"], res["content"]
+    assert "read-only" in res["content"]
+    assert not (ws / "planned.txt").exists()
+    res = run_bash(ws, "touch planned.txt", backend, perms.replace('"plan"', '"default"'))
+    assert not res["is_error"], res["content"]
+    assert (ws / "planned.txt").exists()

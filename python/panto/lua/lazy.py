@@ -291,6 +291,7 @@ class LazyLuaToolSource(ToolSource):
         self.hooks = _LazyHooks(self)
         #: passed on to the real source (``LuaToolSource.escalate``)
         self.escalate: Callable[[ToolCall, ToolOutput], bool] | None = None
+        self.sandbox_mode: Callable[[], str | None] | None = None
 
     @property
     def started(self) -> LuaToolSource | None:
@@ -340,6 +341,7 @@ class LazyLuaToolSource(ToolSource):
             msg = f"the Lua runtime could not start: {e}"
             return [ToolOutput(msg, True) for _ in calls]
         real.escalate = self.escalate
+        real.sandbox_mode = self.sandbox_mode
         return real.invoke_batch(calls)
 
     def cancel(self) -> None:

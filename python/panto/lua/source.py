@@ -213,6 +213,9 @@ class LuaToolSource(ToolSource):
         self.cwd = cwd
         self.sandbox = sandbox
         self.escalate: Callable[[ToolCall, ToolOutput], bool] | None = None
+        #: when set and it returns a mode (``"read-only"``), the calls of a
+        #: batch run in that sandbox mode instead (plan mode); it only tightens
+        self.sandbox_mode: Callable[[], str | None] | None = None
         self.default_timeout = default_timeout
         self.timeouts = dict(timeouts or {})
         self.hooks = LuaHooks(self.runtime)
@@ -231,8 +234,12 @@ class LuaToolSource(ToolSource):
         return self.default_timeout
 
     def invoke_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
-        outs = self._invoke(calls, self.sandbox)
-        if self.escalate is not None and self.sandbox is not None and self.sandbox.enabled:
+        sandbox = self.sandbox
+        mode = self.sandbox_mode() if self.sandbox_mode is not None else None
+        if mode == "read-only" and sandbox is not None and sandbox.enabled:
+            sandbox = sandbox.with_mode(mode)
+        outs = self._invoke(calls, sandbox)
+        if self.escalate is not None and sandbox is not None and sandbox.enabled:
             from ..policy.sandbox import was_blocked
 
             for i, (c, o) in enumerate(zip(calls, outs)):
