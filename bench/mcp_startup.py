@@ -64,7 +64,9 @@ def main() -> int:
     m_off, m_on = statistics.median(off), statistics.median(on)
     print(f"panto -p hi, CPU to the first byte (median of {len(off)}, interleaved):")
     print(f"  without MCP servers:      {m_off:6.1f} ms")
-    print(f"  one stdio server (cached): {m_on:6.1f} ms  (+{m_on - m_off:.1f} ms, {m_on / m_off:.2f}x; target +10 ms)")
+    print(
+        f"  one stdio server (cached): {m_on:6.1f} ms  (+{m_on - m_off:.1f} ms, {m_on / m_off:.2f}x; target +10 ms)"
+    )
     return 0
 
 
