@@ -171,65 +171,12 @@ class Host:
         the same loop thread for each other one."""
         return _lua_state(extension_set_key(config, cwd, no_extensions, deny))
 
-    def open_agent(
-        self,
-        config: Config | None = None,
-        *,
-        cwd: str | os.PathLike[str] | None = None,
-        session: SessionSpec = "new",
-        model: str | None = None,
-        extensions: bool | Literal["builtin"] = True,
-        deny: Sequence[str] = (),
-        system_prompt: str | None = None,
-        append_system_prompt: str | None = None,
-        tools: Sequence[Tool] = (),
-        env: Mapping[str, str] | None = None,
-        notify: Callable[[str], None] | None = None,
-        trust: bool | None = None,
-        permission_mode: str | None = None,
-    ) -> Agent:
-        """An agent ready for ``submit_user_message``/``run``.
-
-        - ``config``: the layered config (None: ``Config.load`` for ``cwd``).
-        - ``session``: see :data:`SessionSpec`; ``"new"`` by default.
-        - ``model``: ``provider/model`` for this agent; without it a resumed
-          session continues with its own model.
-        - ``extensions``: ``True`` loads the Lua runtime with the built-in
-          ``std`` tools and the user's and project's extensions; ``"builtin"``
-          only the built-in ones; ``False`` no Lua at all.  ``deny``: entry
-          globs to switch off (``["std.bash"]``).
-        - ``system_prompt`` replaces the built-in base of the system prompt,
-          ``append_system_prompt`` is appended (panto.system_prompt).
-        - ``tools``: native tools to register (they are listed in the prompt).
-        - ``notify``: called with each notice (default: dropped; see
-          :func:`open_session` to get them).
-        - ``trust``: whether the project (the nearest ``.panto/``) is trusted;
-          None asks the trust store (``panto trust``, ``PANTO_TRUST_ALL``).  An
-          untrusted project's keys that could redirect traffic or run code are
-          ignored and its Lua is not loaded (docs/security.md); a notice says
-          what was ignored.  Only used when ``config`` is None (a loaded config
-          carries its own answer: ``Config.load(trust=...)``).
-        - ``permission_mode``: ``default``, ``accept-edits``, ``plan``,
-          ``dont-ask`` or ``bypass`` instead of ``[permissions] mode``
-          (docs/security.md#permissions).
-
-        The agent owns its store: ``agent.store``; close it after the agent.
-        """
-        return self.open_session(
-            config,
-            cwd=cwd,
-            session=session,
-            model=model,
-            extensions=extensions,
-            deny=deny,
-            system_prompt=system_prompt,
-            append_system_prompt=append_system_prompt,
-            tools=tools,
-            env=env,
-            notify=notify,
-            trust=trust,
-            permission_mode=permission_mode,
-        ).agent
+    def open_agent(self, config: Config | None = None, **options: Any) -> Agent:
+        """An agent ready for ``submit_user_message``/``run``:
+        ``open_session(config, **options).agent`` (the options are documented
+        there).  The agent owns its store: ``agent.store``; close it after
+        the agent."""
+        return self.open_session(config, **options).agent
 
     def open_session(
         self,
@@ -248,14 +195,40 @@ class Host:
         trust: bool | None = None,
         permission_mode: str | None = None,
     ) -> AgentSession:
-        """:func:`open_agent`, returning everything it built.  Raises
-        ``ConfigError`` (bad config, unknown model) and ``SessionError`` (no
-        such session, locked by another process).
+        """An agent ready for ``submit_user_message``/``run``, with everything
+        built for it (:class:`AgentSession`).
+
+        - ``config``: the layered config (None: ``Config.load`` for ``cwd``).
+        - ``session``: see :data:`SessionSpec`; ``"new"`` by default.
+        - ``model``: ``provider/model`` for this agent; without it a resumed
+          session continues with its own model.
+        - ``extensions``: ``True`` loads the Lua runtime with the built-in
+          ``std`` tools and the user's and project's extensions; ``"builtin"``
+          only the built-in ones; ``False`` no Lua at all.  ``deny``: entry
+          globs to switch off (``["std.bash"]``).
+        - ``system_prompt`` replaces the built-in base of the system prompt,
+          ``append_system_prompt`` is appended (panto.system_prompt).
+        - ``tools``: native tools to register (they are listed in the prompt).
+        - ``notify``: called with each notice (default: dropped; see
+          ``AgentSession.notices``).
+        - ``trust``: whether the project (the nearest ``.panto/``) is trusted;
+          None asks the trust store (``panto trust``, ``PANTO_TRUST_ALL``).  An
+          untrusted project's keys that could redirect traffic or run code are
+          ignored and its Lua is not loaded (docs/security.md); a notice says
+          what was ignored.  Only used when ``config`` is None (a loaded config
+          carries its own answer: ``Config.load(trust=...)``).
+        - ``permission_mode``: ``default``, ``accept-edits``, ``plan``,
+          ``dont-ask`` or ``bypass`` instead of ``[permissions] mode``
+          (docs/security.md#permissions).
 
         Every tool call passes the permission gate built from
         ``[permissions]`` (``permission_mode`` overrides its mode;
         ``agent.permissions``): with nobody to ask (no ``approver`` set on
-        it) nothing waits."""
+        it) nothing waits.
+
+        Raises ``ConfigError`` (bad config, unknown model) and
+        ``SessionError`` (no such session, locked by another process).
+        """
         from . import system_prompt as sp
         from .agent import Agent
         from .config import Config

@@ -62,10 +62,10 @@ def test_two_sessions_with_two_cwds_see_their_own_extensions(tmp_path: Path) -> 
         rt_a = host.lua_runtime(sa.agent.config, str(a), False, ())
         rt_b = host.lua_runtime(sb.agent.config, str(b), False, ())
         assert rt_a is not rt_b and rt_a.lua is not rt_b.lua
-        assert rt_a.loop is rt_b.loop
-        assert get_runtime() in (rt_a, rt_b)
-        lua_threads = [t for t in threading.enumerate() if t.name == "panto-lua"]
-        assert len(lua_threads) == 1
+        assert rt_a.loop is rt_b.loop is get_runtime().loop
+        thread = get_runtime().call(threading.current_thread)
+        assert rt_a.call(threading.current_thread) is thread
+        assert rt_b.call(threading.current_thread) is thread
     finally:
         for s in opened:
             s.close()
