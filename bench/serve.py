@@ -72,14 +72,19 @@ def pct(xs: list[float], p: float) -> float:
 
 def rendered(chunks: int) -> dict[str, list[bytes]]:
     """Each wire's SSE events of one reply of ``chunks`` text deltas, each
-    already framed as an HTTP/1.1 chunk."""
+    already framed as an HTTP/1.1 chunk; the events before the first text
+    (Anthropic's message_start, ping, content_block_start) go in the first
+    chunk with it, so that the first text leaves at once on both wires."""
     from panto.conversation import Text
     from panto.testing import Reply, render_sse
 
     reply = Reply([Text("tok " * chunks)], chunk=4)
     out = {}
     for wire in ("openai-chat", "anthropic-messages"):
-        out[wire] = [b"%x\r\n%s\r\n" % (len(e), e) for e in render_sse(reply, wire, "m")]
+        events = render_sse(reply, wire, "m")
+        first = next(i for i, e in enumerate(events) if b'"tok' in e)
+        events = [b"".join(events[: first + 1]), *events[first + 1 :]]
+        out[wire] = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
     return out
 
 
@@ -256,6 +261,7 @@ def start_litellm(venv: Path, upstream: str, home: str) -> tuple[subprocess.Pope
         f"general_settings:\n  master_key: {KEY}\n"
     )
     port = free_port()
+    log = Path(home) / "litellm.log"
     env = {
         **os.environ,
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -268,13 +274,14 @@ def start_litellm(venv: Path, upstream: str, home: str) -> tuple[subprocess.Pope
         env=env,
         cwd=home,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=open(log, "w"),  # noqa: SIM115 - the child owns it (a pipe could fill and block it)
         text=True,
     )
     url = f"http://127.0.0.1:{port}"
     if not wait_ready(url + "/health/liveliness", proc, 120):
         proc.terminate()
-        err = (proc.communicate(timeout=10)[1] or "").strip().splitlines()
+        proc.wait(10)
+        err = log.read_text(errors="replace").strip().splitlines()
         print(f"litellm: skipped (its proxy did not start: {err[-1] if err else 'no output'})")
         return None
     return proc, url
@@ -318,6 +325,7 @@ def main() -> int:
     stack: list[Any] = []
     results: dict[str, dict[str, float]] = {}
     rss = (0, 0)
+    rss_same = 0
     try:
         home = tempfile.mkdtemp(prefix="panto-bench-serve-")
         stack.append(lambda: shutil.rmtree(home, ignore_errors=True))
@@ -362,6 +370,7 @@ def main() -> int:
         results["proxy same-wire"] = run(
             load(proxy_url, "oa/m", a.requests, a.concurrency, a.timeout, proc.pid)
         )
+        rss_same = rss_kb(proc.pid)
         if not a.no_cross:
             results["proxy cross-wire"] = run(
                 load(proxy_url, "an/m", a.requests, a.concurrency, a.timeout, proc.pid)
@@ -412,8 +421,9 @@ def main() -> int:
             )
         )
     print(
-        f"serve RSS {rss[0] / 1024:.1f} MB -> {rss[1] / 1024:.1f} MB "
-        f"(+{(rss[1] - rss[0]) / 1024:.1f} MB over {proxied} requests)"
+        f"serve RSS {rss[0] / 1024:.1f} MB -> {rss_same / 1024:.1f} MB "
+        f"(+{(rss_same - rss[0]) / 1024:.1f} MB over {a.requests} same-wire requests) -> "
+        f"{rss[1] / 1024:.1f} MB (+{(rss[1] - rss[0]) / 1024:.1f} MB over {proxied} requests)"
     )
     return 0 if not any(r["errors"] for r in results.values()) else 1
 
