@@ -144,9 +144,10 @@ find_python() {
     # $1: 3.10 or 3.13; $2: an explicit interpreter (may be empty)
     local want=$1 given=$2 p
     if [ -n "$given" ]; then echo "$given"; return 0; fi
-    if command -v "python$want" >/dev/null 2>&1; then command -v "python$want"; return 0; fi
-    for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$want".*/bin/python; do
-        [ -x "$p" ] && { echo "$p"; return 0; }
+    # (a pyenv shim answers to python3.10 even when that version is not
+    # active, and then fails: each candidate must run)
+    for p in $(command -v "python$want" 2>/dev/null) "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$want".*/bin/python; do
+        [ -x "$p" ] && "$p" -c 'import sys' >/dev/null 2>&1 && { echo "$p"; return 0; }
     done
     return 1
 }
