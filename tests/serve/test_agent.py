@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
-from support.serve import start_serve, stop
+from support.serve import create_session as create
+from support.serve import read_events, start_serve, stop
 
 from panto.serve.settings import hash_key
 
@@ -33,51 +34,6 @@ def server(isolated_home: Path, tmp_path: Path) -> Iterator[str]:
         yield url
     finally:
         stop(proc)
-
-
-def read_events(
-    url: str,
-    sid: str,
-    headers: dict[str, str],
-    until: str,
-    count: int = 1,
-    after: int | None = None,
-    timeout: float = 60,
-) -> list[dict[str, Any]]:
-    """Events of the session's stream up to the ``count``-th ``until``."""
-    h = dict(headers)
-    if after is not None:
-        h["last-event-id"] = str(after)
-    out: list[dict[str, Any]] = []
-    seen = 0
-    with httpx.stream(
-        "GET", f"{url}/v1/agent/sessions/{sid}/events", headers=h, timeout=timeout
-    ) as r:
-        assert r.status_code == 200
-        ev: dict[str, Any] = {}
-        for line in r.iter_lines():
-            if line.startswith("id: "):
-                ev = {"id": int(line[4:])}
-            elif line.startswith("event: "):
-                ev["event"] = line[7:]
-            elif line.startswith("data: "):
-                ev["data"] = json.loads(line[6:])
-                out.append(ev)
-                if ev["event"] == until:
-                    seen += 1
-                    if seen == count:
-                        return out
-    return out
-
-
-def create(url: str, headers: dict[str, str], cwd: Path) -> str:
-    r = httpx.post(
-        f"{url}/v1/agent/sessions",
-        json={"model": "mock/anthropic", "cwd": str(cwd)},
-        headers=headers,
-    )
-    assert r.status_code == 201, r.text
-    return r.json()["id"]
 
 
 def test_prompt_events_messages_and_replay(server: str, tmp_path: Path) -> None:
