@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.codec import decode_body
 
 import panto
 from panto.conversation import Message, Text, Thinking, ToolUse, Usage
@@ -46,16 +47,7 @@ def _fixtures() -> list[str]:
 
 
 def decode(wire: str, body: bytes) -> tuple[list[Event], BaseException | None]:
-    dec = panto.StreamDecoder(wire)
-    events: list[Event] = []
-    try:
-        dec.feed(body)
-        events += list(dec)
-        dec.close()
-        events += list(dec)
-    except panto.PantoError as e:
-        return events, e
-    return events, None
+    return decode_body(wire, body)
 
 
 #: fixtures whose second decoding differs, and why (the wire cannot say it

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support.codec import decode_body
 
 import panto
 from panto.events import Event, event_to_dict
@@ -28,16 +29,7 @@ LOSSY = {"openai_responses_refusal"}
 
 
 def decode(body: bytes) -> tuple[list[Event], BaseException | None]:
-    dec = panto.StreamDecoder(WIRE)
-    events: list[Event] = []
-    try:
-        dec.feed(body)
-        events += list(dec)
-        dec.close()
-        events += list(dec)
-    except panto.PantoError as e:
-        return events, e
-    return events, None
+    return decode_body(WIRE, body)
 
 
 def test_every_fixture_is_there():

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from support.repl import Env
+from support.repl import Env, isolated_env
 
 
 @pytest.fixture(autouse=True)
@@ -31,22 +31,7 @@ def child_env(isolated_home: Path) -> dict[str, str]:
 @pytest.fixture
 def env(tmp_path: Path) -> Env:
     home = tmp_path / "user-home"  # (isolated_home has tmp_path / "home")
-    cwd = tmp_path / "work"
-    cwd.mkdir()
-    (cwd / ".git").mkdir()  # project discovery stops here
-    v = {
-        k: val
-        for k, val in os.environ.items()
-        if not k.startswith("PANTO_")
-        and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NO_COLOR", "LUAROCKS_CONFIG")
-    }
-    v["HOME"] = str(home)
-    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        d = home / name.lower()
-        d.mkdir(parents=True)
-        v[name] = str(d)
-    v["TERM"] = "xterm"
-    return Env(home, cwd, v)
+    return isolated_env(home, tmp_path / "work")
 
 
 @pytest.fixture

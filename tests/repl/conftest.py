@@ -8,13 +8,12 @@ what the screen shows matters.  Helpers are in support/repl.py.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.repl import Env, Pty
+from support.repl import Env, Pty, isolated_env
 
 from panto.testing import ScriptedServer, echo_responder
 
@@ -22,22 +21,7 @@ from panto.testing import ScriptedServer, echo_responder
 @pytest.fixture
 def env(tmp_path: Path) -> Env:
     home = tmp_path / "home"
-    cwd = tmp_path / "work"
-    cwd.mkdir()
-    (cwd / ".git").mkdir()  # project discovery stops here
-    v = {
-        k: val
-        for k, val in os.environ.items()
-        if not k.startswith("PANTO_")
-        and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NO_COLOR", "LUAROCKS_CONFIG")
-    }
-    v["HOME"] = str(home)
-    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
-        d = home / name.lower()
-        d.mkdir(parents=True)
-        v[name] = str(d)
-    v["TERM"] = "xterm"
-    return Env(home, cwd, v)
+    return isolated_env(home, tmp_path / "work")
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -131,3 +132,24 @@ class Pty:
         if self.child.isalive():
             self.child.terminate(force=True)
         self.child.close(force=True)
+
+
+def isolated_env(home: Path, cwd: Path) -> Env:
+    """An ``Env`` for a panto subprocess: a fresh ``home`` with its own XDG
+    dirs, ``cwd`` a repository root (project discovery stops there), and no
+    ``PANTO_*``, API keys, ``NO_COLOR`` or ``LUAROCKS_CONFIG`` of the caller."""
+    cwd.mkdir()
+    (cwd / ".git").mkdir()
+    v = {
+        k: val
+        for k, val in os.environ.items()
+        if not k.startswith("PANTO_")
+        and k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "NO_COLOR", "LUAROCKS_CONFIG")
+    }
+    v["HOME"] = str(home)
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        d = home / name.lower()
+        d.mkdir(parents=True)
+        v[name] = str(d)
+    v["TERM"] = "xterm"
+    return Env(home, cwd, v)
