@@ -147,6 +147,7 @@ def test_approvals_as_events(server: str, tmp_path: Path) -> None:
     base = f"{server}/v1/agent/sessions/{sid}"
     last = 0
     outcomes = []
+    rids: list[str] = []
     for answer, name in (("once", "allowed"), ("deny", "denied"), (None, "timeout")):
         marker = tmp_path / name
         httpx.post(base + "/prompts", json={"text": f"call bash touch {marker}"}, headers=A)
@@ -174,8 +175,12 @@ def test_approvals_as_events(server: str, tmp_path: Path) -> None:
         res = next(e for e in events if e["event"] == "permission.resolved")["data"]
         result = next(e for e in events if e["event"] == "tool_result")["data"]
         outcomes.append((res["decision"], marker.exists(), result["is_error"]))
+        rids.append(req["request"])
     assert outcomes == [("once", True, False), ("deny", False, True), ("deny", False, True)]
-    assert (
-        httpx.post(f"{base}/permissions/perm_99", json={"decision": "once"}, headers=A).status_code
-        == 404
-    )
+    # a second answer is a 409; an expired or unknown request a 404 naming it
+    r = httpx.post(f"{base}/permissions/{rids[0]}", json={"decision": "deny"}, headers=A)
+    assert r.status_code == 409 and "answered already" in r.text, r.text
+    r = httpx.post(f"{base}/permissions/{rids[2]}", json={"decision": "once"}, headers=A)
+    assert r.status_code == 404 and rids[2] in r.text and "expired" in r.text, r.text
+    r = httpx.post(f"{base}/permissions/perm_99", json={"decision": "once"}, headers=A)
+    assert r.status_code == 404 and "perm_99" in r.text

@@ -110,9 +110,11 @@ def assert_every_call_answered(msgs: list[dict[str, Any]]) -> None:
     assert calls and sorted(calls) == sorted(results) and len(set(results)) == len(results)
 
 
-def watch(url: str, sid: str, until: str, count: int = 1) -> tuple[threading.Thread, list[Any]]:
+def watch(
+    url: str, sid: str, until: str, count: int = 1, after: int | None = None
+) -> tuple[threading.Thread, list[Any]]:
     got: list[Any] = []
-    t = threading.Thread(target=lambda: got.append(read_events(url, sid, A, until, count)))
+    t = threading.Thread(target=lambda: got.append(read_events(url, sid, A, until, count, after)))
     t.start()
     return t, got
 
@@ -260,6 +262,122 @@ def test_sigkill_of_the_running_replica_leaves_the_session_usable(
     assert "after-the-kill" in json.dumps(messages(b, sid))
     assert_every_call_answered(messages(b, sid))  # the killed call got its "cancelled" result
     assert state(b, sid)["state"] == "idle"
+
+
+def create_with_approvals(url: str, cwd: Path, timeout: float) -> str:
+    r = httpx.post(
+        f"{url}/v1/agent/sessions",
+        json={
+            "model": "mock/anthropic",
+            "cwd": str(cwd),
+            "approvals": True,
+            "approval_timeout": timeout,
+        },
+        headers=A,
+    )
+    assert r.status_code == 201 and r.json()["approvals"] is True, r.text
+    return str(r.json()["id"])
+
+
+def answer(url: str, sid: str, rid: str, decision: str) -> httpx.Response:
+    return httpx.post(
+        f"{url}/v1/agent/sessions/{sid}/permissions/{rid}",
+        json={"decision": decision},
+        headers=A,
+        timeout=30,
+    )
+
+
+def test_a_permission_request_is_answered_on_another_replica(
+    replicas: Replicas, database: str, tmp_path: Path
+) -> None:
+    """The turn runs on A and waits for an answer; the request is an event
+    on B's stream, answered on B, and the tool runs (or not) on A."""
+    a, b = replicas.start(), replicas.start()
+    sid = create_with_approvals(a, tmp_path, 30)
+    assert state(b, sid)["approvals"] is True
+    last = 0
+    for decision, name in (("once", "allowed"), ("deny", "denied")):
+        marker = tmp_path / name
+        t_a, on_a = watch(a, sid, "turn.completed", after=last)
+        assert prompt(a, sid, f"call bash touch {marker}", mode="reject").status_code == 202
+        asked = read_events(b, sid, A, "permission.requested", after=last)
+        req = asked[-1]["data"]
+        assert req["tool"] == "bash" and str(marker) in req["detail"]
+        assert state(b, sid)["pending_permissions"] == [req["request"]]
+        assert lock_holder_pid(database, sid) == replicas.procs[0].pid  # waiting on A
+        time.sleep(0.3)
+        assert not marker.exists()  # it waits for the answer
+        r = answer(b, sid, req["request"], decision)
+        assert r.status_code == 200, r.text
+        rest = read_events(b, sid, A, "turn.completed", after=asked[-1]["id"])
+        t_a.join(60)
+        for events in (rest, on_a[0]):  # the same resolution in both replicas' streams
+            res = [e["data"] for e in events if e["event"] == "permission.resolved"][-1]
+            assert res == {"request": req["request"], "decision": decision, "why": "answered"}
+        result = next(e for e in rest if e["event"] == "tool_result")["data"]
+        assert result["is_error"] is (decision == "deny")
+        assert marker.exists() is (decision == "once")
+        # a second answer, on either replica, is a 409
+        for url in (a, b):
+            r = answer(url, sid, req["request"], "once")
+            assert r.status_code == 409 and "answered already" in r.text, r.text
+        last = rest[-1]["id"]
+        assert state(a, sid)["pending_permissions"] == []
+    r = answer(b, sid, "perm_nothing", "once")
+    assert r.status_code == 404 and "perm_nothing" in r.text
+
+    # an abort on B denies the request waiting on A
+    marker = tmp_path / "aborted"
+    assert prompt(a, sid, f"call bash touch {marker}").status_code == 202
+    req = read_events(b, sid, A, "permission.requested", after=last)[-1]
+    t0 = time.monotonic()
+    assert httpx.post(f"{b}/v1/agent/sessions/{sid}/abort", headers=A).status_code == 200
+    events = read_events(b, sid, A, "turn.aborted", after=req["id"])
+    assert time.monotonic() - t0 < 5
+    res = next(e["data"] for e in events if e["event"] == "permission.resolved")
+    assert res["decision"] == "deny" and "aborted" in res["why"]
+    r = answer(b, sid, req["data"]["request"], "once")
+    assert r.status_code == 404 and "expired" in r.text, r.text
+    assert not marker.exists()
+    assert_every_call_answered(messages(b, sid))
+
+    # no answer within the timeout denies
+    sid = create_with_approvals(b, tmp_path, 2)
+    marker = tmp_path / "timed-out"
+    assert prompt(a, sid, f"call bash touch {marker}").status_code == 202
+    events = read_events(b, sid, A, "turn.completed")
+    req = next(e["data"] for e in events if e["event"] == "permission.requested")
+    res = next(e["data"] for e in events if e["event"] == "permission.resolved")
+    assert res["decision"] == "deny" and "no answer within 2 s" in res["why"]
+    assert next(e["data"] for e in events if e["event"] == "tool_result")["is_error"]
+    r = answer(b, sid, req["request"], "once")
+    assert r.status_code == 404 and req["request"] in r.text and "expired" in r.text, r.text
+    assert not marker.exists()
+
+    # A dies while its request waits: the request expires, the session goes on on B
+    sid = create_with_approvals(b, tmp_path, 30)
+    assert prompt(a, sid, f"call bash touch {marker}").status_code == 202
+    req = read_events(b, sid, A, "permission.requested")[-1]
+    replicas.procs[0].send_signal(signal.SIGKILL)
+    replicas.procs[0].wait(10)
+    t0 = time.monotonic()
+    while state(b, sid)["state"] == "running":
+        assert time.monotonic() - t0 < 5
+        time.sleep(0.1)
+    assert state(b, sid)["pending_permissions"] == []
+    r = answer(b, sid, req["data"]["request"], "once")  # nobody waits for it
+    assert r.status_code == 404 and "expired" in r.text, r.text
+    assert prompt(b, sid, "hello").status_code == 202
+    events = read_events(b, sid, A, "turn.completed", after=req["id"])
+    assert [e["event"] for e in events][:3] == [
+        "permission.resolved",
+        "turn.aborted",
+        "turn.started",
+    ]
+    assert events[0]["data"]["why"] == "its replica stopped"
+    assert not marker.exists()
+    assert_every_call_answered(messages(b, sid))
 
 
 def test_readiness_is_503_while_postgres_does_not_answer(

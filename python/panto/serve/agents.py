@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,7 +61,16 @@ class ServedSession:
     changed: asyncio.Condition = field(default_factory=asyncio.Condition)
     #: permission requests waiting for an answer: id -> (event, [answer])
     pending: dict[str, tuple[Any, list[str]]] = field(default_factory=dict)
-    approvals: bool = False
+    #: permission requests settled: id -> why ("answered", the timeout, an abort)
+    settled: dict[str, str] = field(default_factory=dict)
+    #: held while a request is answered or settled (a tool thread and the loop)
+    asking: threading.Lock = field(default_factory=threading.Lock)
+    #: seconds a permission request waits; None: no approvals (like ``-p``)
+    approval_timeout: float | None = None
+
+    @property
+    def approvals(self) -> bool:
+        return self.approval_timeout is not None
 
     @property
     def state(self) -> str:
@@ -150,12 +160,10 @@ class AgentHub:
         answered by ``POST .../permissions/{request}``; no answer within
         ``timeout`` seconds denies.  (Without this, a served session is
         like ``panto -p``: nothing waits.)"""
-        import threading
-
         gate = getattr(s.session.agent, "permissions", None)
         if gate is None:
             return
-        s.approvals = True
+        s.approval_timeout = timeout
         loop = asyncio.get_running_loop()
         counter = itertools.count(1)
 
@@ -176,10 +184,17 @@ class AgentHub:
                 "timeout": timeout,
             }
             asyncio.run_coroutine_threadsafe(s.emit("permission.requested", data), loop)
-            done.wait(timeout)
-            s.pending.pop(rid, None)
-            decision = answer[0] if answer else "deny"
-            why = "answered" if answer else f"no answer within {timeout:g} s"
+            woken = done.wait(timeout)
+            with s.asking:  # from here on an answer finds it settled
+                s.pending.pop(rid, None)
+                if answer:
+                    decision, why = answer[0], "answered"
+                else:  # (an abort wakes it without an answer)
+                    decision = "deny"
+                    why = "the turn was aborted" if woken else f"no answer within {timeout:g} s"
+                s.settled[rid] = why
+                if len(s.settled) > MAX_EVENTS:
+                    del s.settled[next(iter(s.settled))]
             asyncio.run_coroutine_threadsafe(
                 s.emit("permission.resolved", {"request": rid, "decision": decision, "why": why}),
                 loop,
@@ -188,18 +203,31 @@ class AgentHub:
 
         gate.approver = approver
 
-    def answer(self, s: ServedSession, rid: str, decision: str) -> None:
+    async def answer(self, s: ServedSession, rid: str, decision: str) -> None:
+        """Settle request ``rid``: 409 when it was answered already, 404
+        when there is no such request or it expired (timeout, abort)."""
         from ..policy.permissions import ALWAYS, ONCE, REFUSE
 
         choices = {"once": ONCE, "allow": ONCE, "always": ALWAYS, "deny": REFUSE}
         if decision not in choices:
             raise HubError(400, "decision must be once, always or deny")
-        entry = s.pending.get(rid)
-        if entry is None:
-            raise HubError(404, f"no pending permission request {rid!r}", "not_found_error")
-        done, answer = entry
-        answer.append(choices[decision])
-        done.set()
+        with s.asking:
+            entry = s.pending.get(rid)
+            if entry is not None and not entry[0].is_set():
+                done, answer = entry
+                answer.append(choices[decision])
+                done.set()
+                return
+            why = s.settled.get(rid)
+            if entry is not None:  # woken, not yet settled
+                why = "answered" if entry[1] else "the turn was aborted"
+        if why is None:
+            raise HubError(
+                404, f"no permission request {rid!r} in session {s.id}", "not_found_error"
+            )
+        if why == "answered":
+            raise HubError(409, f"permission request {rid!r} was answered already", "conflict")
+        raise HubError(404, f"permission request {rid!r} has expired ({why})", "not_found_error")
 
     async def start(self) -> None:
         """Nothing to start (the replica hub starts its LISTEN here)."""
@@ -285,8 +313,9 @@ class AgentHub:
                 await s.emit("turn.aborted", {"turn": s.turns})
 
     async def abort(self, s: ServedSession) -> None:
-        for done, _ in list(s.pending.values()):
-            done.set()  # a waiting permission request is denied
+        with s.asking:
+            for done, _ in list(s.pending.values()):
+                done.set()  # a waiting permission request is denied
         task = s.task
         s.session.cancel()
         if task is not None and not task.done():
@@ -319,6 +348,8 @@ class AgentHub:
             sid, owner, s.model, s.cwd, time.time(), Session(opened.agent, cwd=s.cwd), opened
         )
         self.sessions[sid] = f
+        if s.approval_timeout is not None:  # a fork asks as its parent does
+            self._ask_over_http(f, s.approval_timeout)
         return f
 
     async def aclose(self) -> None:

@@ -231,7 +231,7 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
 
     async def session_permission(request: Request, s: Any) -> Response:
         body = await json_body(request)
-        hub.answer(s, request.path_params["request"], str(body.get("decision", "")))
+        await hub.answer(s, request.path_params["request"], str(body.get("decision", "")))
         return JSONResponse({"ok": True})
 
     async def session_fork(request: Request, s: Any) -> Response:

@@ -18,6 +18,13 @@
   ``NOTIFY``, and the running replica takes it into its turn.  Every lock
   holder looks at that queue again after unlocking, so no prompt is left
   behind.
+- Approvals (sessions created with ``"approvals": true``): a permission
+  request waits on a tool thread of the replica running the turn.  It is a
+  row of ``panto_agent_permissions`` (written before its
+  ``permission.requested`` event, so an answer always finds it); an answer
+  posted at any replica settles the row (``UPDATE ... WHERE decision IS
+  NULL``: the first of answer, timeout and abort wins) and ``NOTIFY``s the
+  running replica, which reads the decision and resolves the request.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -33,7 +41,7 @@ from typing import Any
 from ..config import Config
 from ..errors import PantoError, SessionError
 from ..logs import get_logger
-from .agents import HubError
+from .agents import APPROVAL_TIMEOUT, HubError
 
 __all__ = ["ReplicaHub"]
 
@@ -54,12 +62,28 @@ CREATE TABLE IF NOT EXISTS panto_agent_events (
     PRIMARY KEY (session_id, seq));
 CREATE TABLE IF NOT EXISTS panto_agent_prompts (
     id BIGSERIAL PRIMARY KEY, session_id TEXT NOT NULL, text TEXT NOT NULL, mode TEXT NOT NULL);
+ALTER TABLE panto_agent_sessions ADD COLUMN IF NOT EXISTS approval_timeout DOUBLE PRECISION;
+CREATE TABLE IF NOT EXISTS panto_agent_permissions (
+    session_id TEXT NOT NULL, request TEXT NOT NULL, deadline TIMESTAMPTZ NOT NULL,
+    decision TEXT, why TEXT, PRIMARY KEY (session_id, request));
 """
-# is the session's writer lock (postgres.py's advisory lock) held by anyone?
-_LOCKED = (
-    "EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
-    "AND l.classid = %s::bigint::oid AND l.objid = (hashtext(s.id)::bigint & 4294967295)::oid)"
-)
+
+
+def _locked(session_id: str) -> str:
+    """SQL: is the writer lock (postgres.py's advisory lock) of the session
+    whose id is the column ``session_id`` held by anyone?  (One %s: the
+    lock class.)"""
+    return (
+        "EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted "
+        "AND l.classid = %s::bigint::oid "
+        f"AND l.objid = (hashtext({session_id})::bigint & 4294967295)::oid)"
+    )
+
+
+_LOCKED = _locked("s.id")
+_META = "id, owner, model, cwd, created, approval_timeout"
+#: an answer's decision -> the permission gate's (policy/permissions.py)
+_CHOICES = {"once": "once", "allow": "once", "always": "always", "deny": "deny"}
 
 
 @dataclass
@@ -69,6 +93,8 @@ class Meta:
     model: str
     cwd: str
     created: float
+    #: seconds a permission request waits; None: no approvals (like ``-p``)
+    approval_timeout: float | None = None
 
 
 @dataclass
@@ -83,6 +109,10 @@ class Run:
     pending: list[tuple[int, str, str]] = field(default_factory=list)
     flushing: asyncio.Task[None] | None = None
     task: asyncio.Task[None] | None = None
+    #: permission requests waiting here: id -> woken by an answer's NOTIFY
+    asks: dict[str, threading.Event] = field(default_factory=dict)
+    #: requests an abort denied
+    aborted: set[str] = field(default_factory=set)
 
 
 class ReplicaHub:
@@ -171,7 +201,10 @@ class ReplicaHub:
                         if what == "abort":
                             run = self.runs.get(sid)
                             if run is not None:
+                                self._deny_asks(run)
                                 run.session.cancel()
+                        elif what.startswith("answer "):
+                            self._wake(sid, what[7:])
                         elif what == "prompt":
                             await self._take_queued(sid)
                         else:
@@ -201,14 +234,8 @@ class ReplicaHub:
         model: str | None,
         cwd: str | None,
         approvals: bool = False,
-        approval_timeout: float = 0.0,
+        approval_timeout: float = APPROVAL_TIMEOUT,
     ) -> Meta:
-        if approvals:
-            raise HubError(
-                400,
-                "approvals: true is not available with sessions in PostgreSQL (replicas) yet;"
-                " create the session without it (tools then run under the permission rules)",
-            )
         cwd = os.path.abspath(cwd) if cwd else os.getcwd()
         if not os.path.isdir(cwd):
             raise HubError(400, f"cwd {cwd!r} is not a directory")
@@ -217,30 +244,30 @@ class ReplicaHub:
             spec = (config.with_model(model) if model else config).model_spec
         except PantoError as e:
             raise HubError(400, str(e)) from None
-        m = Meta(uuid.uuid4().hex, owner, spec, cwd, time.time())
-        await self._q(
-            "INSERT INTO panto_agent_sessions (id, owner, model, cwd, created) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            (m.id, m.owner, m.model, m.cwd, m.created),
+        m = Meta(
+            uuid.uuid4().hex, owner, spec, cwd, time.time(), approval_timeout if approvals else None
         )
+        await self._insert(m)
         return m
+
+    async def _insert(self, m: Meta) -> None:
+        await self._q(
+            f"INSERT INTO panto_agent_sessions ({_META}) VALUES (%s, %s, %s, %s, %s, %s)",
+            (m.id, m.owner, m.model, m.cwd, m.created, m.approval_timeout),
+        )
 
     def _config(self, cwd: str) -> Config:
         return Config.load(cwd=cwd) if self.config.cwd != cwd else self.config
 
     async def get(self, sid: str, owner: str) -> Meta:
-        rows = await self._q(
-            "SELECT id, owner, model, cwd, created FROM panto_agent_sessions WHERE id = %s",
-            (sid,),
-        )
+        rows = await self._q(f"SELECT {_META} FROM panto_agent_sessions WHERE id = %s", (sid,))
         if not rows or rows[0][1] != owner:  # another key's session does not exist for this one
             raise HubError(404, f"no session {sid!r}", "not_found_error")
         return Meta(*rows[0])
 
     async def list(self, owner: str) -> list[Meta]:
         rows = await self._q(
-            "SELECT id, owner, model, cwd, created FROM panto_agent_sessions "
-            "WHERE owner = %s ORDER BY created",
+            f"SELECT {_META} FROM panto_agent_sessions WHERE owner = %s ORDER BY created",
             (owner,),
         )
         return [Meta(*r) for r in rows]
@@ -253,11 +280,13 @@ class ReplicaHub:
             "(SELECT e.seq FROM panto_agent_events e WHERE e.session_id = s.id "
             " ORDER BY e.seq DESC LIMIT 1), "
             "(SELECT e.name FROM panto_agent_events e WHERE e.session_id = s.id "
-            " ORDER BY e.seq DESC LIMIT 1) "
+            " ORDER BY e.seq DESC LIMIT 1), "
+            "(SELECT array_agg(p.request ORDER BY p.request) FROM panto_agent_permissions p "
+            " WHERE p.session_id = s.id AND p.decision IS NULL AND p.deadline > now()) "
             "FROM panto_agent_sessions s WHERE s.id = %s",
             (ADVISORY_LOCK_CLASS, m.id),
         )
-        turns, locked, last, last_name = rows[0] if rows else (0, False, None, None)
+        turns, locked, last, last_name, asks = rows[0] if rows else (0, False, None, None, None)
         run = self.runs.get(m.id)
         if run is not None:
             state = "running"
@@ -276,8 +305,9 @@ class ReplicaHub:
             "created": m.created,
             "turns": turns,
             "last_event_id": last or 0,
-            "approvals": False,
-            "pending_permissions": [],
+            "approvals": m.approval_timeout is not None,
+            # (a dead replica's requests wait for no one: none while it is not running)
+            "pending_permissions": list(asks or []) if state == "running" else [],
         }
 
     async def messages(self, m: Meta) -> list[dict[str, Any]]:
@@ -390,9 +420,12 @@ class ReplicaHub:
         turns, seq, last = rows[0] if rows else (0, None, None)
         run = Run(m, opened, Session(opened.agent, cwd=m.cwd), seq or 0, turns)
         self.runs[m.id] = run
+        await self._expire_asks(run)  # (any still waiting were a dead replica's)
         if last is not None and last not in TERMINAL:
             # the replica running the last turn died: say so before going on
             self._emit(run, "turn.aborted", {"turn": turns, "reason": "its replica stopped"})
+        if m.approval_timeout is not None:
+            self._ask_over_http(run, m.approval_timeout)
         return run
 
     def _start(self, run: Run) -> None:
@@ -557,10 +590,154 @@ class ReplicaHub:
                     quiet = 0.0
                     yield b": ping\n\n"
 
-    # -- the rest ----------------------------------------------------------------------
+    # -- approvals ---------------------------------------------------------------------
 
-    def answer(self, m: Meta, rid: str, decision: str) -> None:
-        raise HubError(404, f"no pending permission request {rid!r}", "not_found_error")
+    def _ask_over_http(self, run: Run, timeout: float) -> None:
+        """Each permission prompt of ``run``'s agent becomes a row of
+        ``panto_agent_permissions`` and a ``permission.requested`` event;
+        the tool thread waits for the row's decision (an answer on any
+        replica), ``timeout`` seconds at most, then denies."""
+        gate = getattr(run.session.agent, "permissions", None)
+        if gate is None:
+            return
+        loop = asyncio.get_running_loop()
+        sid = run.meta.id
+
+        def db(sql: str, args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+            return asyncio.run_coroutine_threadsafe(self._q(sql, args), loop).result(30)
+
+        def settle(rid: str, decision: str, why: str) -> tuple[str, str]:
+            """The row's decision: ours, unless an answer came first."""
+            rows = db(
+                "UPDATE panto_agent_permissions SET decision = %s, why = %s "
+                "WHERE session_id = %s AND request = %s AND decision IS NULL "
+                "RETURNING decision, why",
+                (decision, why, sid, rid),
+            )
+            return rows[0] if rows else decided(rid) or (decision, why)
+
+        def decided(rid: str) -> tuple[str, str] | None:
+            rows = db(
+                "SELECT decision, why FROM panto_agent_permissions "
+                "WHERE session_id = %s AND request = %s AND decision IS NOT NULL",
+                (sid, rid),
+            )
+            return rows[0] if rows else None
+
+        def approver(req: Any) -> str:  # on a tool thread
+            rid = f"perm_{uuid.uuid4().hex[:12]}"
+            wake = run.asks[rid] = threading.Event()
+            try:
+                db(
+                    "INSERT INTO panto_agent_permissions (session_id, request, deadline) "
+                    "VALUES (%s, %s, now() + make_interval(secs => %s))",
+                    (sid, rid, timeout),
+                )
+                data = {
+                    "request": rid,
+                    "tool": req.call.name,
+                    "tool_use_id": req.call.id,
+                    "input": req.call.input,
+                    "detail": req.detail,
+                    "reason": req.decision.reason,
+                    "suggest": list(req.decision.suggest),
+                    "mode": req.mode,
+                    "timeout": timeout,
+                }
+                loop.call_soon_threadsafe(self._emit, run, "permission.requested", data)
+                deadline = time.monotonic() + timeout
+                while True:
+                    # a NOTIFY wakes us; the poll covers one lost while LISTEN reconnects
+                    wake.wait(max(0.0, min(deadline - time.monotonic(), POLL)))
+                    wake.clear()
+                    if rid in run.aborted:
+                        decision, why = settle(rid, "deny", "the turn was aborted")
+                        break
+                    got = decided(rid)
+                    if got is not None:
+                        decision, why = got
+                        break
+                    if time.monotonic() >= deadline:
+                        decision, why = settle(rid, "deny", f"no answer within {timeout:g} s")
+                        break
+            except Exception as e:  # noqa: BLE001 - the database away: deny, never run unasked
+                log.warning("session %s: permission request %s: %s", sid, rid, e)
+                decision, why = "deny", f"the session database failed ({type(e).__name__})"
+            finally:
+                run.asks.pop(rid, None)
+                run.aborted.discard(rid)
+            loop.call_soon_threadsafe(
+                self._emit,
+                run,
+                "permission.resolved",
+                {"request": rid, "decision": decision, "why": why},
+            )
+            return decision
+
+        gate.approver = approver
+
+    def _wake(self, sid: str, rid: str) -> None:
+        run = self.runs.get(sid)
+        wake = run.asks.get(rid) if run is not None else None
+        if wake is not None:
+            wake.set()
+
+    def _deny_asks(self, run: Run) -> None:
+        """An abort: the requests waiting now are denied."""
+        for rid, wake in list(run.asks.items()):
+            run.aborted.add(rid)
+            wake.set()
+
+    async def _expire_asks(self, run: Run) -> None:
+        """The requests a dead replica left waiting are denied (their tool
+        calls got "cancelled" results), each with its ``permission.resolved``."""
+        why = "its replica stopped"
+        rows = await self._q(
+            "UPDATE panto_agent_permissions SET decision = 'deny', why = %s "
+            "WHERE session_id = %s AND decision IS NULL RETURNING request",
+            (why, run.meta.id),
+        )
+        for (rid,) in sorted(rows):
+            self._emit(run, "permission.resolved", {"request": rid, "decision": "deny", "why": why})
+
+    async def answer(self, m: Meta, rid: str, decision: str) -> None:
+        """Settle request ``rid`` (first come: a second answer is a 409) and
+        tell the replica waiting for it."""
+        from ..sessions.postgres import ADVISORY_LOCK_CLASS
+
+        if decision not in _CHOICES:
+            raise HubError(400, "decision must be once, always or deny")
+        rows = await self._q(
+            "UPDATE panto_agent_permissions p SET decision = %s, why = 'answered' "
+            "WHERE p.session_id = %s AND p.request = %s AND p.decision IS NULL "
+            f"AND p.deadline > now() AND {_locked('p.session_id')} RETURNING 1",
+            (_CHOICES[decision], m.id, rid, ADVISORY_LOCK_CLASS),
+        )
+        if rows:
+            self._wake(m.id, rid)  # waiting here: no need to wait for the NOTIFY
+            await self._q("SELECT pg_notify(%s, %s)", (CHANNEL, f"{m.id} answer {rid}"))
+            return
+        rows = await self._q(
+            "SELECT decision, why FROM panto_agent_permissions "
+            "WHERE session_id = %s AND request = %s",
+            (m.id, rid),
+        )
+        if not rows:
+            raise HubError(
+                404, f"no permission request {rid!r} in session {m.id}", "not_found_error"
+            )
+        was, why = rows[0]
+        if why == "answered":
+            raise HubError(
+                409, f"permission request {rid!r} was answered already ({was})", "conflict"
+            )
+        raise HubError(
+            404,
+            f"permission request {rid!r} has expired ({why or 'its replica stopped'})",
+            "not_found_error",
+        )
+
+    # -- the rest ----------------------------------------------------------------------
 
     async def abort(self, m: Meta) -> None:
         run = self.runs.get(m.id)
@@ -568,6 +745,7 @@ class ReplicaHub:
             await self._q("SELECT pg_notify(%s, %s)", (CHANNEL, f"{m.id} abort"))
             return
         task = run.task
+        self._deny_asks(run)
         run.session.cancel()
         if task is not None and not task.done():
             try:
@@ -581,7 +759,7 @@ class ReplicaHub:
         from ..sessions.postgres import dialect_for
         from ..sessions.sql import session_row
 
-        f = Meta(uuid.uuid4().hex, owner, m.model, m.cwd, time.time())
+        f = Meta(uuid.uuid4().hex, owner, m.model, m.cwd, time.time(), m.approval_timeout)
 
         def fork_() -> None:
             d = dialect_for(self.url)
@@ -601,11 +779,7 @@ class ReplicaHub:
             await asyncio.to_thread(fork_)
         except PantoError as e:
             raise HubError(400, str(e)) from None
-        await self._q(
-            "INSERT INTO panto_agent_sessions (id, owner, model, cwd, created) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            (f.id, f.owner, f.model, f.cwd, f.created),
-        )
+        await self._insert(f)
         return f
 
     async def aclose(self) -> None:
