@@ -36,6 +36,8 @@ from .errors import ConfigError, PantoError
 from .logs import get_logger
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from .agent import Agent
     from .config import Config
     from .lua import LoadReport, LuaRuntime, LuaToolSource
@@ -161,7 +163,38 @@ class Host:
 
     ``open_agent`` / ``open_session`` build sessions on it;
     ``lua_runtime(config, cwd, ...)`` is the Lua state of an extension set.
+
+    ``tool_threads``: the bound of the host's tool pool (``tool_pool``), where
+    the async driver runs blocking tool work of every session -- native
+    tools, tool hooks (the permission gate), sources with only the sync API
+    -- however many sessions run; Lua and MCP calls need no thread of it.
+    None: the process's pool (``panto.tools.default_tool_pool()``,
+    ``DEFAULT_TOOL_THREADS`` threads).
     """
+
+    def __init__(self, *, tool_threads: int | None = None) -> None:
+        self._tool_threads = tool_threads
+        self._tool_pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+
+    @property
+    def tool_pool(self) -> ThreadPoolExecutor:
+        """The bounded pool for blocking tool work (made on first use)."""
+        from .tools import default_tool_pool, new_tool_pool
+
+        with self._pool_lock:
+            if self._tool_pool is None:
+                t = self._tool_threads
+                self._tool_pool = default_tool_pool() if t is None else new_tool_pool(t)
+            return self._tool_pool
+
+    def close(self) -> None:
+        """Stop the host's own tool pool (not the process's); running
+        work finishes in the background."""
+        with self._pool_lock:
+            pool, self._tool_pool = self._tool_pool, None
+        if pool is not None and self._tool_threads is not None:
+            pool.shutdown(wait=False)
 
     def lua_runtime(
         self, config: Config, cwd: str, no_extensions: bool, deny: Sequence[str]
@@ -297,6 +330,7 @@ class Host:
                 old = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
                 if old and prompt.text and not sp.same_prompt(old, prompt.text):
                     agent.add_system_message(prompt.text, "replace")
+            agent.tool_pool = self.tool_pool
             agent.permissions = _permissions(config, cwd_s, store, loaded, permission_mode, env)
             for t in tools:
                 agent.register_tool(t)

@@ -5,33 +5,56 @@ Two shapes, both dispatched by the agent loop once per turn:
 - ``Tool``: one native tool.  ``invoke`` runs in a worker thread and must be
   thread-safe (several calls of one tool may run at once).
 - ``ToolSource``: a provider of many tools (the Lua runtime is one, named
-  ``panto-lua``).  All calls of one turn that belong to a source arrive in ONE
-  ``invoke_batch`` on one thread; the source returns one ``ToolOutput`` per
-  call, in the same order.  ``cancel`` is called from another thread when the
-  turn is cancelled and must make ``invoke_batch`` return promptly.
+  ``panto-lua``; the MCP servers another, ``mcp``).  All calls of one turn
+  that belong to a source arrive in ONE batch; the source returns one
+  ``ToolOutput`` per call, in the same order.  Two ways in:
+
+  - ``invoke_batch(calls)``, blocking, on a thread of its own (the sync
+    driver).  ``cancel`` is called from another thread when the turn is
+    cancelled and must make it return promptly.
+  - ``await ainvoke_batch(calls, tokens)`` (the async driver), with one
+    :class:`CancelToken` per call: a turn's cancel or a call's deadline
+    cancels exactly that call (``std.bash`` kills that call's process group;
+    the other calls of the batch go on).  The default runs ``invoke_batch``
+    in a bounded thread pool (:func:`default_tool_pool`, or the ``Host``'s)
+    and falls back to ``cancel()`` once every call of the batch is
+    cancelled; the Lua and MCP sources implement it natively (no pool
+    thread: the calls are tasks on their own event loops).
 
 A tool that raises becomes an ``is_error`` result; it never crashes a turn.
 """
 
 from __future__ import annotations
 
+import contextvars
 import re
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .conversation import Image
 from .errors import ToolError
 
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, ThreadPoolExecutor
+
+T = TypeVar("T")
+
 __all__ = [
+    "DEFAULT_TOOL_THREADS",
     "TOOL_NAME_RE",
+    "CancelToken",
     "FunctionTool",
     "Tool",
     "ToolCall",
     "ToolDecl",
     "ToolOutput",
     "ToolSource",
+    "default_tool_pool",
+    "new_tool_pool",
+    "run_in_pool",
 ]
 
 #: What providers accept as a tool name.
@@ -73,6 +96,122 @@ class ToolOutput:
     images: tuple[Image, ...] = ()
 
 
+class CancelToken:
+    """One tool call's cancel signal.  ``cancel()`` is thread-safe and runs
+    the callbacks registered with ``on_cancel`` (in the cancelling thread;
+    they must be quick and must not block); ``await wait()`` returns once
+    cancelled.  ``reason`` says why (``"cancelled"``, ``"timed out"``)."""
+
+    __slots__ = ("_callbacks", "_lock", "reason")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], Any]] = []
+        self.reason: str | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.reason is not None
+
+    def cancel(self, reason: str = "cancelled") -> None:
+        """Cancel the call (a no-op once cancelled)."""
+        with self._lock:
+            if self.reason is not None:
+                return
+            self.reason = reason
+            callbacks, self._callbacks = self._callbacks, []
+        for fn in callbacks:
+            try:
+                fn()
+            except Exception:  # noqa: BLE001 - one broken callback must not stop the others
+                from .logs import get_logger
+
+                get_logger("panto.tools").warning("a cancel callback failed", exc_info=True)
+
+    def on_cancel(self, fn: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``fn()`` when cancelled (at once when it already is).
+        Returns a function that unregisters it."""
+        with self._lock:
+            if self.reason is None:
+                self._callbacks.append(fn)
+
+                def remove() -> None:
+                    with self._lock:
+                        if fn in self._callbacks:
+                            self._callbacks.remove(fn)
+
+                return remove
+        fn()
+        return _nothing
+
+    async def wait(self) -> None:
+        """Return once cancelled (on the running event loop)."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            try:
+                loop.call_soon_threadsafe(_resolve, fut)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                pass
+
+        remove = self.on_cancel(wake)
+        try:
+            await fut
+        finally:
+            remove()
+
+
+def _nothing() -> None:
+    pass
+
+
+def _resolve(fut: Any) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+#: Threads of the default tool pool (native tools, tool hooks, sources with
+#: only the sync API); ``panto.app.Host(tool_threads=...)`` sets its own.
+DEFAULT_TOOL_THREADS = 32
+
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def new_tool_pool(threads: int = DEFAULT_TOOL_THREADS) -> ThreadPoolExecutor:
+    """A bounded pool for blocking tool work: at most ``threads`` threads,
+    started as needed (named ``panto-tool_N``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if threads < 1:
+        raise ValueError(f"tool_threads must be at least 1, not {threads}")
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="panto-tool")
+
+
+def default_tool_pool() -> ThreadPoolExecutor:
+    """The process's tool pool, for agents made outside a ``Host``."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = new_tool_pool()
+        return _pool
+
+
+async def run_in_pool(executor: Executor | None, fn: Callable[..., T], *args: Any) -> T:
+    """``await fn(*args)`` on a thread of ``executor`` (None: the default
+    tool pool), with the caller's context variables (as
+    ``asyncio.to_thread``).  If the wait is cancelled, the thread still
+    finishes ``fn``."""
+    import asyncio
+
+    ctx = contextvars.copy_context()
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(executor or default_tool_pool(), ctx.run, fn, *args)
+
+
 class Tool(ABC):
     """A native tool.  Subclass it, or wrap a function with ``FunctionTool``."""
 
@@ -99,6 +238,42 @@ class ToolSource(ABC):
 
     def cancel(self) -> None:  # noqa: B027 - optional hook
         """Cancel a running ``invoke_batch`` (called from another thread)."""
+
+    async def ainvoke_batch(
+        self,
+        calls: Sequence[ToolCall],
+        tokens: Sequence[CancelToken],
+        *,
+        executor: Executor | None = None,
+    ) -> list[ToolOutput | None]:
+        """Run the calls on the running event loop; one output per call, in
+        order (None: the call was cancelled before it gave one).
+        ``tokens[i]`` cancels ``calls[i]`` alone.
+
+        The default runs ``invoke_batch`` on a thread of ``executor`` (None:
+        :func:`default_tool_pool`).  A sync batch cannot drop one call:
+        once every token is cancelled it calls ``cancel()`` and returns
+        without waiting for the thread (all None)."""
+        import asyncio
+
+        if not calls:
+            return []
+        work = asyncio.ensure_future(run_in_pool(executor, self.invoke_batch, list(calls)))
+        all_cancelled = asyncio.ensure_future(asyncio.gather(*(t.wait() for t in tokens)))
+        try:
+            await asyncio.wait({work, all_cancelled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            all_cancelled.cancel()
+        if work.done():
+            return list(work.result())
+        work.add_done_callback(_ignore_result)
+        self.cancel()
+        return [None] * len(calls)
+
+
+def _ignore_result(fut: Any) -> None:
+    if not fut.cancelled():
+        fut.exception()  # retrieved: an abandoned batch's error is not "never retrieved"
 
 
 class FunctionTool(Tool):

@@ -19,7 +19,12 @@ def _pids_with_marker(marker: str) -> list[int]:
         if not d.isdigit():
             continue
         try:
-            cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cmd = (
+                Path(f"/proc/{d}/cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+            )
             state = Path(f"/proc/{d}/stat").read_text().split(") ", 1)[1].split()[0]
         except OSError:
             continue

@@ -56,6 +56,8 @@ from .turn import CANCELLED, TurnContext
 log = get_logger("panto.agent")
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     import httpx
 
     from .compaction import Compaction
@@ -99,6 +101,10 @@ class Agent:
         self._lock = threading.Lock()
         self._active: Stream | AsyncStream | None = None
         self._hooks = HookChain()
+        #: where the async driver runs blocking tool work (native tools, tool
+        #: hooks, sync-only sources): a bounded pool (``panto.app.Host`` sets
+        #: its own); None: ``panto.tools.default_tool_pool()``
+        self.tool_pool: Executor | None = None
         self._session_started = False
         self._resumed = any(m.role != "system" for m in self.conversation)
         #: id(message) -> (message, store entry id), for compaction's first_kept_id
@@ -583,6 +589,7 @@ class Agent:
             compact=self._auto_compact,
             context_window=self._context_window(),
             steering=self._take_queued,
+            tool_pool=self.tool_pool,
         )
 
     def run(self) -> Stream:

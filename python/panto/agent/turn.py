@@ -66,6 +66,8 @@ from ..providers.transport import backoff_delay, logger, redact_headers, scrub_e
 from ..tools import Tool, ToolDecl, ToolOutput, ToolSource
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from ..config import Config
     from ..providers.base import PreparedRequest, Provider
     from .hooks import HookChain
@@ -124,6 +126,9 @@ class TurnContext:
     #: when a tool round ends: they are committed after its results, so the
     #: next request carries them and every call keeps exactly one result
     steering: Callable[[], Sequence[Message]] | None = None
+    #: the bounded pool the async driver runs blocking tool work in (native
+    #: tools, tool hooks); None: ``panto.tools.default_tool_pool()``
+    tool_pool: Executor | None = None
 
 
 # -- the partial assistant message of a round ---------------------------------------

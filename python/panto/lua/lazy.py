@@ -38,9 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import startup_cache
 from ..logs import get_logger
-from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
+from ..tools import CancelToken, ToolCall, ToolDecl, ToolOutput, ToolSource, run_in_pool
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from ..config import Config
     from .loader import LoadReport
     from .runtime import LuaRuntime
@@ -343,6 +345,24 @@ class LazyLuaToolSource(ToolSource):
         real.escalate = self.escalate
         real.sandbox_mode = self.sandbox_mode
         return real.invoke_batch(calls)
+
+    async def ainvoke_batch(
+        self,
+        calls: Sequence[ToolCall],
+        tokens: Sequence[CancelToken],
+        *,
+        executor: Executor | None = None,
+    ) -> list[ToolOutput | None]:
+        real = self._real
+        if real is None:
+            try:  # starting loads the extensions: not on the caller's loop
+                real = await run_in_pool(executor, self.start)
+            except Exception as e:  # noqa: BLE001 - lupa broken: every call fails, panto goes on
+                msg = f"the Lua runtime could not start: {e}"
+                return [ToolOutput(msg, True) for _ in calls]
+        real.escalate = self.escalate
+        real.sandbox_mode = self.sandbox_mode
+        return await real.ainvoke_batch(calls, tokens, executor=executor)
 
     def cancel(self) -> None:
         real = self._real

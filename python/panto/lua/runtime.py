@@ -18,6 +18,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import functools
 import json
 import os
 import threading
@@ -32,7 +33,7 @@ from ..errors import ExtensionError, ToolError
 from ..hooks import HOOK_EVENTS
 from ..logs import get_logger
 from ..paths import LUA_VERSION, panto_home, rocks_tree
-from ..tools import TOOL_NAME_RE, ToolCall, ToolDecl, ToolOutput
+from ..tools import TOOL_NAME_RE, CancelToken, ToolCall, ToolDecl, ToolOutput
 from . import procs
 from .batteries import Multi, Op
 from .control import (
@@ -748,23 +749,37 @@ class LuaRuntime:
         timeouts: Sequence[float | None],
         cwd: str | None = None,
         sandbox: Any = None,
+        tokens: Sequence[CancelToken] | None = None,
     ) -> list[ToolOutput]:
-        token = set_control(batch.control)
-        try:
-            batch.tasks = [
-                self.loop.create_task(self.call_tool(c, t, cwd=cwd, sandbox=sandbox))
-                for c, t in zip(calls, timeouts)
-            ]
-        finally:
-            reset_control(token)
+        # each call runs under a control of its own (a child of the batch's),
+        # so that its token stops its Lua code alone, even code that never yields
+        controls = [Control(f"tool call {c.name}", parent=batch.control) for c in calls]
+        batch.tasks = []
+        for c, t, ctl in zip(calls, timeouts, controls):
+            token = set_control(ctl)
+            try:
+                batch.tasks.append(
+                    self.loop.create_task(self.call_tool(c, t, cwd=cwd, sandbox=sandbox))
+                )
+            finally:
+                reset_control(token)
         self._batches.add(batch)
         if batch.cancelled:
             for t in batch.tasks:
                 t.cancel()
+        removers = [
+            tok.on_cancel(functools.partial(self._cancel_call, ctl, task))
+            for tok, ctl, task in zip(tokens or (), controls, batch.tasks)
+        ]
         try:
             results = await asyncio.gather(*batch.tasks, return_exceptions=True)
+        except asyncio.CancelledError:
+            batch.control.cancel("cancelled")  # Lua code that never yields stops too
+            raise
         finally:
             self._batches.discard(batch)
+            for remove in removers:
+                remove()
         out: list[ToolOutput] = []
         for r in results:
             if isinstance(r, asyncio.CancelledError):
@@ -792,6 +807,32 @@ class LuaRuntime:
         ts = list(timeouts) if timeouts is not None else [None] * len(calls)
         b = batch or _Batch()
         return self.run(self._run_batch(b, calls, ts, cwd, sandbox))
+
+    async def ainvoke_batch(
+        self,
+        calls: Sequence[ToolCall],
+        tokens: Sequence[CancelToken],
+        timeouts: Sequence[float | None] | None = None,
+        *,
+        cwd: str | None = None,
+        sandbox: Any = None,
+    ) -> list[ToolOutput]:
+        """:meth:`invoke_batch` awaited from another event loop: the calls
+        run as tasks on the Lua loop and ``tokens[i]`` cancels ``calls[i]``
+        alone (its task is cancelled: the processes it started are killed,
+        and its Lua code is interrupted even when it never yields).  No
+        thread waits.  Cancelling the awaiting task cancels every call."""
+        if not calls:
+            return []
+        ts = list(timeouts) if timeouts is not None else [None] * len(calls)
+        fut = self.submit(self._run_batch(_Batch(), calls, ts, cwd, sandbox, tokens))
+        return await asyncio.wrap_future(fut)
+
+    def _cancel_call(self, ctl: Control, task: asyncio.Task[Any]) -> None:
+        """A call's token fired (any thread): stop its Lua code and its task."""
+        ctl.cancel("cancelled")
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing runs
+            self.loop.call_soon_threadsafe(task.cancel)
 
     def new_batch(self) -> _Batch:
         return _Batch()

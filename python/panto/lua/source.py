@@ -6,17 +6,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hooks import ToolCallDecision, current_permission
 from ..logs import get_logger
-from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
+from ..tools import CancelToken, ToolCall, ToolDecl, ToolOutput, ToolSource, run_in_pool
 from .runtime import LuaRuntime, get_runtime
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["LuaToolSource", "LuaHooks", "HookDecision"]
 
 log = get_logger("panto.lua")
 
+
+#: The first line of a result run again outside the sandbox.
+_RERUN_NOTE = "[rerun outside the sandbox, approved by the user]\n"
 
 #: Lua hooks return the agent's own decision type (one type, one meaning).
 HookDecision = ToolCallDecision
@@ -233,11 +239,15 @@ class LuaToolSource(ToolSource):
             return tool.decl.timeout
         return self.default_timeout
 
-    def invoke_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
+    def _batch_sandbox(self) -> Any:
         sandbox = self.sandbox
         mode = self.sandbox_mode() if self.sandbox_mode is not None else None
         if mode == "read-only" and sandbox is not None and sandbox.enabled:
             sandbox = sandbox.with_mode(mode)
+        return sandbox
+
+    def invoke_batch(self, calls: Sequence[ToolCall]) -> list[ToolOutput]:
+        sandbox = self._batch_sandbox()
         outs = self._invoke(calls, sandbox)
         if self.escalate is not None and sandbox is not None and sandbox.enabled:
             from ..policy.sandbox import was_blocked
@@ -247,13 +257,50 @@ class LuaToolSource(ToolSource):
                     outs[i] = self.rerun_unsandboxed(c)
         return outs
 
+    async def ainvoke_batch(
+        self,
+        calls: Sequence[ToolCall],
+        tokens: Sequence[CancelToken],
+        *,
+        executor: Executor | None = None,
+    ) -> list[ToolOutput | None]:
+        """The calls as tasks on the Lua loop, each cancelled by its token
+        alone (no thread waits; ``LuaRuntime.ainvoke_batch``).  ``escalate``
+        blocks (it asks the user): it runs on a thread of ``executor``."""
+        sandbox = self._batch_sandbox()
+        outs: list[ToolOutput | None] = list(await self._ainvoke(calls, tokens, sandbox))
+        if self.escalate is not None and sandbox is not None and sandbox.enabled:
+            from ..policy.sandbox import was_blocked
+
+            for i, (c, o) in enumerate(zip(calls, outs)):
+                if (
+                    o is not None
+                    and o.is_error
+                    and was_blocked(o.content)
+                    and not tokens[i].cancelled
+                    and await run_in_pool(executor, self.escalate, c, o)
+                ):
+                    out = (await self._ainvoke([c], [tokens[i]], sandbox.unsandboxed()))[0]
+                    outs[i] = ToolOutput(_RERUN_NOTE + out.content, out.is_error, out.images)
+        return outs
+
+    async def _ainvoke(
+        self, calls: Sequence[ToolCall], tokens: Sequence[CancelToken], sandbox: Any
+    ) -> list[ToolOutput]:
+        return await self.runtime.ainvoke_batch(
+            calls,
+            tokens,
+            [self._timeout(c.name) for c in calls],
+            cwd=self.cwd,
+            sandbox=sandbox,
+        )
+
     def rerun_unsandboxed(self, call: ToolCall) -> ToolOutput:
         """Run ``call`` again outside the sandbox (the user approved it);
         the result starts with a line saying so."""
         sandbox = self.sandbox.unsandboxed() if self.sandbox is not None else None
         out = self._invoke([call], sandbox)[0]
-        note = "[rerun outside the sandbox, approved by the user]\n"
-        return ToolOutput(note + out.content, out.is_error, out.images)
+        return ToolOutput(_RERUN_NOTE + out.content, out.is_error, out.images)
 
     def _invoke(self, calls: Sequence[ToolCall], sandbox: Any) -> list[ToolOutput]:
         batch = self.runtime.new_batch()

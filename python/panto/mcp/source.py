@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Any
 from ..conversation import Image
 from ..logs import get_logger
 from ..paths import private_dirs
-from ..tools import ToolCall, ToolDecl, ToolOutput, ToolSource
+from ..tools import CancelToken, ToolCall, ToolDecl, ToolOutput, ToolSource
 from .names import normalize_schema, tool_name
 from .spec import ServerSpec
 
 if TYPE_CHECKING:  # (asyncio is imported by the loop thread: not on panto -p's start-up path)
     import asyncio
-    from concurrent.futures import Future
+    from concurrent.futures import Executor, Future
 
 __all__ = ["MCPToolSource", "ServerStatus"]
 
@@ -449,6 +449,52 @@ class MCPToolSource(ToolSource):
                 out.append(ToolOutput(f"cancelled ({type(e).__name__})", True))
         with self._lock:
             self._running = []
+        return out
+
+    async def ainvoke_batch(
+        self,
+        calls: Sequence[ToolCall],
+        tokens: Sequence[CancelToken],
+        *,
+        executor: Executor | None = None,
+    ) -> list[ToolOutput | None]:
+        """Each call a task on the servers' loop, awaited without a thread;
+        ``tokens[i]`` cancels ``calls[i]`` alone (the SDK tells the server
+        with ``notifications/cancelled``)."""
+        import asyncio
+
+        self._ensure_started()
+        pending: list[asyncio.Future[ToolOutput] | ToolOutput] = []
+        removers = []
+        for c, token in zip(calls, tokens):
+            route = self._route(c.name)
+            if route is None or self._loop is None:
+                pending.append(ToolOutput(f"no MCP tool named {c.name}", True))
+                continue
+            server, tool = route
+            fut = self._submit(self._call(server, tool, c.input))
+            removers.append(token.on_cancel(fut.cancel))  # thread-safe; cancels the task
+            pending.append(asyncio.wrap_future(fut))
+        out: list[ToolOutput | None] = []
+        try:
+            for p, token in zip(pending, tokens):
+                if isinstance(p, ToolOutput):
+                    out.append(p)
+                    continue
+                try:
+                    out.append(await p)
+                except asyncio.CancelledError:
+                    if not token.cancelled:
+                        raise  # the awaiting task itself was cancelled
+                    out.append(ToolOutput(token.reason or "cancelled", True))
+        except asyncio.CancelledError:
+            for p in pending:
+                if not isinstance(p, ToolOutput):
+                    p.cancel()
+            raise
+        finally:
+            for remove in removers:
+                remove()
         return out
 
     async def _call(self, server: _Server, tool: str, arguments: dict[str, Any]) -> ToolOutput:
