@@ -10,10 +10,10 @@ import gzip
 import socket
 import threading
 import zlib
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from support.oneshot import OneShotServer
 
 from panto.agent import Agent
 from panto.config import Config
@@ -22,63 +22,6 @@ from panto.errors import ProviderError
 from panto.providers import http11
 from panto.providers import transport as tp
 from panto.testing import Raw, RawConnection, Reply, ScriptedServer, render_sse
-
-
-class OneShotServer:
-    """Accepts connections; answers each request with ``answer(conn, n)``
-    (``n``: the request's number on its connection, from 0)."""
-
-    def __init__(self, answer: Callable[[socket.socket, int], bool]) -> None:
-        self.answer = answer
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = self.sock.getsockname()[1]
-        self.connections = 0
-        self.requests: list[bytes] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1/x"
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
-
-    def _handle(self, conn: socket.socket) -> None:
-        with conn:
-            buf = b""
-            n = 0
-            while True:
-                while b"\r\n\r\n" not in buf:
-                    try:
-                        data = conn.recv(65536)
-                    except OSError:
-                        return
-                    if not data:
-                        return
-                    buf += data
-                head, _, buf = buf.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                while len(buf) < length:
-                    buf += conn.recv(65536)
-                self.requests.append(head + b"\r\n\r\n" + buf[:length])
-                buf = buf[length:]
-                if not self.answer(conn, n):
-                    return
-                n += 1
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def _send(client: http11.Client, url: str, **kw: Any) -> http11.Response:

@@ -1,48 +1,82 @@
-"""The proxy's upstream connections: several small httpx pools per upstream,
-used round-robin (httpcore's pool does work growing with the square of its
-open connections on every request start and finish: one pool of 200 streams
-spent most of the proxy's CPU there), and bench/serve.py's smoke run."""
+"""The proxy's upstream connections: one pool per upstream origin
+(panto.providers.ahttp11: bounded by ``[serve] upstream_connections``,
+O(1) acquire and release, connections kept alive and reused), and
+bench/serve.py's smoke run."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
+from support.serve import start_serve, stop, write_config
 
 from panto.config import Config
-from panto.serve.proxy import SHARD, Proxy
+from panto.conversation import Text
+from panto.providers import ahttp11
+from panto.serve.proxy import Proxy
 from panto.serve.settings import ServeSettings
+from panto.testing import Reply, ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def pool_size(client: object) -> int:
-    return int(client._transport._pool._max_connections)  # type: ignore[attr-defined]
-
-
-def test_connections_to_one_upstream_spread_over_small_pools_round_robin() -> None:
+def test_one_client_with_pools_of_upstream_connections() -> None:
     proxy = Proxy(Config(), ServeSettings(upstream_connections=200))
-    url = "http://127.0.0.1:9/v1"
-    clients = [proxy.client(url) for _ in range(200)]
-    distinct = {id(c): c for c in clients}.values()
-    assert len(distinct) == -(-200 // SHARD)
-    assert all(pool_size(c) <= SHARD for c in distinct)
-    assert sum(pool_size(c) for c in distinct) >= 200
-    # round-robin: every pool takes the same share of the requests
-    counts = {id(c): 0 for c in distinct}
-    for c in clients:
-        counts[id(c)] += 1
-    assert max(counts.values()) - min(counts.values()) <= 1
-    # another upstream gets its own pools; one connection asked for is one pool of one
-    other = Proxy(Config(), ServeSettings(upstream_connections=1))
-    assert pool_size(other.client(url)) == 1
-    assert other.client(url) is other.client(url)
-    assert proxy.client("http://127.0.0.1:10") not in distinct
+    client = proxy.client()
+    assert isinstance(client, ahttp11.AsyncClient) and client.max_connections == 200
+    assert proxy.client() is client
     asyncio.run(proxy.aclose())
-    asyncio.run(other.aclose())
+    assert client.is_closed
+
+
+def test_streams_beyond_the_bound_wait_for_a_connection_and_reuse_it(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """Six overlapping streams through a proxy allowed two upstream
+    connections: all six complete, on at most two connections, which the
+    next requests reuse."""
+    with ScriptedServer() as a, ScriptedServer() as o:
+        write_config(
+            isolated_home,
+            a.base_url("anthropic-messages"),
+            o.base_url("openai-chat"),
+            "[serve]\nupstream_connections = 2\n",
+        )
+        for _ in range(9):
+            o.push(Reply([Text("x" * 40)], chunk=4, delay=0.05))
+        proc, url, err = start_serve({**os.environ, "PANTO_STARTUP_CACHE": "0"}, tmp_path)
+        try:
+
+            async def one(client: httpx.AsyncClient) -> str:
+                body = {
+                    "model": "fast",
+                    "stream": True,
+                    "messages": [{"role": "user", "content": "hi"}],
+                }
+                async with client.stream("POST", url + "/v1/chat/completions", json=body) as r:
+                    assert r.status_code == 200
+                    return "".join([line async for line in r.aiter_lines()])
+
+            async def main() -> list[str]:
+                async with httpx.AsyncClient(timeout=30) as client:
+                    out = await asyncio.gather(*(one(client) for _ in range(6)))
+                    for _ in range(3):
+                        out.append(await one(client))
+                    return list(out)
+
+            texts = asyncio.run(main())
+        finally:
+            stop(proc)
+        assert all(
+            t.count('"content":"xxxx"') == 10 and t.endswith("data: [DONE]") for t in texts
+        ), texts
+        assert len(o.requests) == 9
+        assert len({r.client for r in o.requests}) <= 2, err.read_text()
 
 
 @pytest.mark.bench

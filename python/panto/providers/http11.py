@@ -276,7 +276,7 @@ class Response:
         enc = self.headers.get("content-encoding") or ""
         for name in reversed([e.strip().lower() for e in enc.split(",") if e.strip()]):
             if name in ("gzip", "x-gzip", "deflate"):
-                decoders.append(_Decoder(name))
+                decoders.append(ContentDecoder(name))
         if not decoders:
             yield from self.iter_raw()
             return
@@ -310,7 +310,7 @@ class Response:
         self.close()
 
 
-class _Decoder:
+class ContentDecoder:
     def __init__(self, name: str) -> None:
         import zlib
 
@@ -340,7 +340,7 @@ class _Decoder:
             raise DecodingError(f"the {self._name} body does not decode: {e}") from e
 
 
-def _split_url(url: str) -> tuple[str, str, int, str]:
+def split_url(url: str) -> tuple[str, str, int, str]:
     """(scheme, host, port, target) of an http(s) URL."""
     scheme, sep, rest = url.partition("://")
     scheme = scheme.lower()
@@ -462,7 +462,7 @@ class Client:
         body."""
         if self.is_closed:
             raise ConnectError("the client is closed")
-        scheme, host, port, target = _split_url(url)
+        scheme, host, port, target = split_url(url)
         key = (scheme, host, port)
         default = 443 if scheme == "https" else 80
         host_h = f"[{host}]" if ":" in host else host

@@ -4,7 +4,8 @@ scrubber for secrets.
 Everything here is wire-independent: the provider classes (``base.py`` and
 one module per wire) build the request; this module sends it (``send``, on
 the client ``sync_client`` chose: the stdlib ``http11.Client``, or httpx's
-when a proxy is configured; the async driver uses ``httpx.AsyncClient``),
+when a proxy is configured; ``asend`` on ``async_client``'s:
+``ahttp11.AsyncClient``, or httpx's with a proxy),
 reads a bounded prefix of an error body (``read_error_body``),
 picks the body iterator that undoes a content encoding (``body_chunks``),
 maps transport errors (httpx's or ``http11``'s) to ``ProviderError``
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ERROR_BODY_LIMIT",
     "PROXY_VARS",
+    "async_client",
+    "asend",
     "errors",
     "host_of",
     "proxy_configured",
@@ -352,6 +355,76 @@ def sync_client(https: bool) -> Any:
     from .http11 import Client
 
     return Client(ssl_context, ssl_context=ssl_context() if https else None)
+
+
+def async_client(https: bool, max_connections: int | None = None) -> Any:
+    """An async HTTP client for one event loop: ``ahttp11.AsyncClient``
+    (per-origin pools of at most ``max_connections``), or
+    ``httpx.AsyncClient`` when a proxy is configured (httpx speaks to it).
+    ``https``: make the verifying TLS context now (else on the first https
+    request)."""
+    from .ahttp11 import DEFAULT_MAX_CONNECTIONS
+
+    size = max_connections or DEFAULT_MAX_CONNECTIONS
+    if proxy_configured():
+        import httpx
+
+        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+        return httpx.AsyncClient(
+            http2=False, follow_redirects=False, verify=tls_verify(https), limits=limits
+        )
+    from .ahttp11 import AsyncClient
+
+    return AsyncClient(
+        ssl_context, ssl_context=ssl_context() if https else None, max_connections=size
+    )
+
+
+async def asend(
+    client: Any,
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    *,
+    connect: float,
+    read: float,
+    first_byte: float | None,
+) -> Any:
+    """``send`` on an async client (``async_client``'s): the response once
+    its head is in (read its body with ``abody_chunks``; ``aclose`` it)."""
+    head = read if first_byte is None else min(read, first_byte)
+    hdrs = prepare_headers(headers)
+    from .ahttp11 import AsyncClient
+    from .http11 import ReadTimeout
+
+    if isinstance(client, AsyncClient):
+        try:
+            return await client.send(
+                "POST",
+                url,
+                headers=hdrs,
+                body=body,
+                connect_timeout=connect,
+                head_timeout=head,
+                read_timeout=read,
+            )
+        except ReadTimeout:
+            if first_byte is not None and first_byte < read:
+                raise stall_error("first_byte", host_of(url), first_byte) from None
+            raise
+    import httpx
+
+    request = client.build_request(
+        "POST", url, content=body, headers=hdrs, timeout=timeouts(connect, read, first_byte)
+    )
+    try:
+        resp = await client.send(request, stream=True)
+    except httpx.ReadTimeout:
+        if first_byte is not None and first_byte < read:
+            raise stall_error("first_byte", host_of(url), first_byte) from None
+        raise
+    body_started(request, read)
+    return resp
 
 
 def errors() -> tuple[type[BaseException], ...]:

@@ -311,13 +311,31 @@ async def _count_tokens(proxy: Proxy, raw: bytes, key: ApiKey | None) -> Any:
         raise ProxyError(403, f"this key may not use model {model!r}", "permission_error")
     target = proxy.target(proxy.chain(model)[0])
     if target.wire == ANTHROPIC:
+        from ..providers import transport as tp
+
         up = {**body, "model": target.config.model}
-        client = proxy.client(target.provider.base_url)
         url = target.provider.url.rsplit("/messages", 1)[0] + "/messages/count_tokens"
-        resp = await client.post(
-            url, headers=target.provider.headers(), content=json.dumps(up).encode()
-        )
-        return Response(resp.content, resp.status_code, media_type="application/json")
+        cfg = proxy.config
+        try:
+            resp = await tp.asend(
+                proxy.client(),
+                url,
+                json.dumps(up).encode(),
+                target.provider.headers(),
+                connect=cfg.connect_timeout,
+                read=cfg.read_timeout,
+                first_byte=None,
+            )
+            try:
+                content = await tp.aread_error_body(resp, 1 << 20)
+            finally:
+                await resp.aclose()
+        except tp.errors() as e:
+            msg = tp.redact(
+                f"upstream {target.spec}: {type(e).__name__}: {e}", target.provider.secrets
+            )
+            raise ProxyError(502, msg, "api_error") from None
+        return Response(content, resp.status_code, media_type="application/json")
     text = json.dumps(
         {k: body.get(k) for k in ("system", "messages", "tools") if k in body}, ensure_ascii=False
     )

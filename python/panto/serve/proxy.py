@@ -51,8 +51,6 @@ log = get_logger("panto.serve")
 _ERROR_BODY_MAX = 64 * 1024
 #: Signed thinking blocks remembered for OpenAI clients (by tool call id).
 _SIGNATURES_MAX = 10_000
-#: Connections per httpx pool toward one upstream (see ``Proxy.client``).
-SHARD = 16
 
 
 class ProxyError(Exception):
@@ -150,8 +148,7 @@ class Proxy:
         self.signatures = SignatureStore()
         self.inflight = 0
         self._targets: dict[str, Target] = {}
-        self._clients: dict[str, list[Any]] = {}
-        self._turn = 0
+        self._client: Any = None
 
     # -- models and targets -------------------------------------------------------
 
@@ -189,44 +186,21 @@ class Proxy:
                 ids.append(f"{name}/{p.default_model}")
         return [m for m in ids if key is None or key.allows(m)]
 
-    def client(self, base_url: str) -> Any:
-        """An httpx client for ``base_url``: the upstream's connections are
-        spread round-robin over several small pools (``SHARD`` connections
-        each) because httpcore's pool does work growing with the square of
-        its open connections on every request start and finish: one pool of
-        200 streams spent most of the proxy's CPU there."""
-        shards = self._clients.get(base_url)
-        if shards is None:
-            shards = self._clients[base_url] = self._shards(base_url)
-        self._turn = (self._turn + 1) % len(shards)
-        return shards[self._turn]
+    def client(self) -> Any:
+        """The HTTP client of every upstream (``transport.async_client``:
+        panto's asyncio HTTP/1.1 client, a pool of at most
+        ``upstream_connections`` per origin with O(1) acquire and release;
+        httpx's when a proxy is configured in the environment)."""
+        if self._client is None:
+            from ..providers.transport import async_client
 
-    def _shards(self, base_url: str) -> list[Any]:
-        import httpx
-
-        from ..providers.transport import tls_verify
-
-        total = self.settings.upstream_connections
-        count = -(-total // SHARD)
-        limits = httpx.Limits(
-            max_connections=-(-total // count), max_keepalive_connections=-(-total // count)
-        )
-        timeout = httpx.Timeout(
-            connect=self.config.connect_timeout,
-            read=self.config.read_timeout,
-            write=self.config.read_timeout,
-            pool=self.config.connect_timeout,
-        )
-        verify = tls_verify(base_url.startswith("https:"))
-        return [
-            httpx.AsyncClient(limits=limits, timeout=timeout, verify=verify) for _ in range(count)
-        ]
+            self._client = async_client(False, self.settings.upstream_connections)
+        return self._client
 
     async def aclose(self) -> None:
-        for shards in self._clients.values():
-            for c in shards:
-                await c.aclose()
-        self._clients.clear()
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
 
     # -- one request ----------------------------------------------------------------
 
@@ -270,22 +244,25 @@ class Proxy:
     ) -> tuple[Target, Any]:
         """The first target that answers 2xx, with its open response;
         fallbacks only before the first byte (here, every failure is)."""
-        import httpx
+        from ..providers import transport as tp
 
         last: ProxyError | None = None
+        client = self.client()
+        cfg = self.config
         for i, spec in enumerate(chain):
             more = i + 1 < len(chain)
             target = self.target(spec)
-            client = self.client(target.provider.base_url)
-            req = client.build_request(
-                "POST",
-                target.provider.url,
-                headers=self.upstream_headers(target, incoming, client_wire),
-                content=self.upstream_body(target, parsed, raw, client_wire),
-            )
             try:
-                resp = await client.send(req, stream=True)
-            except httpx.HTTPError as e:
+                resp = await tp.asend(
+                    client,
+                    target.provider.url,
+                    self.upstream_body(target, parsed, raw, client_wire),
+                    self.upstream_headers(target, incoming, client_wire),
+                    connect=cfg.connect_timeout,
+                    read=cfg.read_timeout,
+                    first_byte=None,
+                )
+            except tp.errors() as e:
                 last = ProxyError(
                     502,
                     f"upstream {spec}: {type(e).__name__}: {redact(str(e), target.provider.secrets)}",

@@ -1,0 +1,730 @@
+"""A small asyncio HTTP/1.1 client: the async twin of ``http11``.
+
+httpx/httpcore spend most of a streamed round's client CPU in layers a
+provider round does not need (anyio, the h11 state machine, the pool's
+bookkeeping, which grows with the open connections on every request start
+and finish: one shared ``httpx.AsyncClient`` collapsed at 256 streams).
+This client does what a round needs: one request at a time per connection,
+a body given as bytes, the response head, its body framed by
+``content-length``, ``transfer-encoding: chunked`` or the end of the
+connection (parsed by ``httptools``, llhttp in C, already a dependency for
+uvicorn), ``gzip``/``deflate`` undone on demand, keep-alive, TLS with SNI
+and verification (one context per client), and the same error classes as
+``http11`` (``transport.transport_error`` maps them).
+
+Connections to one origin (scheme, host, port) form a ``Pool`` of bounded
+size whose acquire and release are O(1): a stack of idle connections
+(checked before reuse: the protocol sees the server's close at once) and a
+queue of waiters.  Each body read returns everything that arrived since the
+last one (a proxy writes it on in one piece); reading is paused while more
+than ``_HIGH_WATER`` bytes wait unread.  Timeouts cost no timer per read:
+one timer per connection is re-armed only when it fires early.
+
+``transport.async_client`` chooses: this client, or httpx's when a proxy is
+configured in the environment (httpx speaks to proxies, this client does
+not); ``transport.asend`` sends on either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterator, Mapping
+from functools import lru_cache
+from typing import Any
+
+from .http11 import (
+    MAX_HEAD,
+    ConnectError,
+    ConnectTimeout,
+    ContentDecoder,
+    Headers,
+    HTTPError,
+    ReadError,
+    ReadTimeout,
+    RemoteProtocolError,
+    TimeoutException,
+    WriteError,
+    WriteTimeout,
+    split_url,
+)
+
+__all__ = ["AsyncClient", "PoolTimeout", "Response"]
+
+#: Unread body bytes above which the connection stops reading (flow control).
+_HIGH_WATER = 256 * 1024
+#: Connections per origin unless the client is told otherwise.
+DEFAULT_MAX_CONNECTIONS = 512
+
+
+class PoolTimeout(TimeoutException):
+    """Every connection of the origin's pool stayed busy for the whole
+    connect timeout."""
+
+
+_Key = tuple[str, str, int]
+
+
+@lru_cache(maxsize=256)
+def _target(url: str) -> tuple[_Key, str, str]:
+    """(origin key, request target, host header) of ``url``."""
+    scheme, host, port, target = split_url(url)
+    host_h = f"[{host}]" if ":" in host else host
+    if port != (443 if scheme == "https" else 80):
+        host_h = f"{host_h}:{port}"
+    return (scheme, host, port), target, host_h
+
+
+class _Conn(asyncio.Protocol):
+    """One connection: its transport, the response parser, and the state of
+    the response being read (body bytes not yet consumed, end, error)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        import httptools
+
+        self.loop = loop
+        self.transport: asyncio.Transport | None = None
+        self.parser: Any = httptools.HttpResponseParser(self)
+        self.pool: Pool | None = None
+        self.busy = False  # a request is in flight
+        self.dead = False  # closed, or in a state it cannot be reused from
+        self.requests = 0
+        # the response being read
+        self.status = 0
+        self.reason = b""
+        self.headers = Headers()
+        self.head_size = 0
+        self.head_done = False
+        self.keep_alive = False
+        self.complete = False
+        self.body: list[bytes] = []
+        self.buffered = 0
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.paused = False
+        self.write_paused = False
+        self.drained: asyncio.Future[None] | None = None
+        # the read watchdog
+        self.timeout: float | None = None
+        self.timeout_kind = "read"
+        self.last = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+        self.timer_due = 0.0
+
+    # -- asyncio.Protocol ---------------------------------------------------------
+
+    def connection_made(self, transport: Any) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        if not self.busy:  # bytes nobody asked for: the connection is unusable
+            self.dead = True
+            self._close_transport()
+            return
+        self.last = self.loop.time()
+        try:
+            self.parser.feed_data(data)
+        except Exception as e:  # httptools.HttpParserError and friends
+            if self.error is None:
+                cause = e.__context__
+                self.error = (
+                    cause
+                    if isinstance(cause, HTTPError)
+                    else RemoteProtocolError(f"a malformed response: {e}")
+                )
+            self.dead = True
+            self._close_transport()
+        if self.buffered > _HIGH_WATER and not self.paused and self.transport is not None:
+            self.paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def eof_received(self) -> bool | None:
+        self._ended(None)
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._ended(exc)
+        self.transport = None
+        self.parser = None  # (it refers back to this object)
+        fut, self.drained = self.drained, None
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        fut, self.drained = self.drained, None
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+
+    def _ended(self, exc: BaseException | None) -> None:
+        self.dead = True
+        if self.pool is not None and not self.busy:
+            self.pool.forget(self)  # an idle connection the server closed
+        if not self.busy or self.complete or self.error is not None:
+            self._wake()
+            return
+        if self.head_done and self.framing_close():
+            self.complete = True  # the body ran to the end of the connection
+        elif exc is not None:
+            self.error = ReadError(str(exc) or type(exc).__name__)
+        elif self.head_done:
+            self.error = RemoteProtocolError(
+                "the server closed the connection before the response was complete"
+            )
+        else:
+            self.error = RemoteProtocolError("the server closed the connection without a response")
+        self._wake()
+
+    # -- httptools callbacks -------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        if self.complete:  # a second response to one request
+            self.dead = True
+
+    def on_status(self, reason: bytes) -> None:
+        self.reason += reason
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head_size += len(name) + len(value)
+        if self.head_size > MAX_HEAD:
+            raise RemoteProtocolError("the response head is too long")
+        k = name.decode("latin-1").lower()
+        v = value.decode("latin-1").strip()
+        prev = dict.get(self.headers, k)
+        dict.__setitem__(self.headers, k, v if prev is None else f"{prev}, {v}")
+
+    def on_headers_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if 100 <= status < 200 and status != 101:  # 100 Continue: the real head follows
+            self.reason = b""
+            self.headers = Headers()
+            self.head_size = 0
+            return
+        self.status = status
+        self.keep_alive = self.parser.should_keep_alive()
+        self.head_done = True
+
+    def on_body(self, data: bytes) -> None:
+        self.body.append(data)
+        self.buffered += len(data)
+
+    def on_message_complete(self) -> None:
+        if self.head_done:
+            self.complete = True
+
+    # -- reading -------------------------------------------------------------------
+
+    def framing_close(self) -> bool:
+        h = self.headers
+        return "content-length" not in h and "chunked" not in (
+            dict.get(h, "transfer-encoding") or ""
+        )
+
+    def _wake(self) -> None:
+        w = self.waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def _watch(self) -> None:
+        """The read watchdog: fires the waiter with a timeout once nothing
+        has arrived for ``timeout`` seconds while someone waits."""
+        self.timer = None
+        w, t = self.waiter, self.timeout
+        if w is None or w.done() or t is None:
+            return
+        due = self.last + t
+        if self.loop.time() >= due:
+            if self.error is None:
+                if self.timeout_kind == "head":
+                    self.error = ReadTimeout("timed out waiting for the response")
+                else:
+                    self.error = ReadTimeout("timed out reading the response")
+            self.dead = True
+            self._close_transport()
+            w.set_result(None)
+        else:
+            self.timer_due = due
+            self.timer = self.loop.call_at(due, self._watch)
+
+    async def _wait(self, timeout: float | None, kind: str) -> None:
+        fut = self.waiter = self.loop.create_future()
+        if timeout is not None:
+            self.timeout, self.timeout_kind = timeout, kind
+            due = self.last = self.loop.time()
+            due += timeout
+            timer = self.timer
+            if timer is None or self.timer_due > due:  # none yet, or too late
+                if timer is not None:
+                    timer.cancel()
+                self.timer_due = due
+                self.timer = self.loop.call_at(due, self._watch)
+        try:
+            await fut
+        finally:
+            self.waiter = None
+
+    async def read_head(self, timeout: float | None) -> None:
+        while not self.head_done:
+            if self.error is not None:
+                raise self.error
+            if self.dead:
+                raise RemoteProtocolError("the server closed the connection without a response")
+            await self._wait(timeout, "head")
+
+    async def read(self, timeout: float | None) -> bytes:
+        """The body bytes received since the last read; b"" at its end."""
+        while True:
+            body = self.body
+            if body:
+                data = body[0] if len(body) == 1 else b"".join(body)
+                body.clear()
+                self.buffered = 0
+                if self.paused and self.transport is not None:
+                    self.paused = False
+                    self.transport.resume_reading()
+                return data
+            if self.complete:
+                return b""
+            if self.error is not None:
+                raise self.error
+            await self._wait(timeout, "read")
+
+    async def write(self, data: bytes, timeout: float | None) -> None:
+        t = self.transport
+        if t is None or t.is_closing():
+            err = WriteError("the connection is closed")
+            err.before_response = True  # type: ignore[attr-defined]
+            raise err
+        t.write(data)
+        if self.write_paused and self.transport is not None:
+            fut = self.drained = self.loop.create_future()
+            try:
+                await asyncio.wait_for(fut, timeout)
+            except asyncio.TimeoutError:
+                raise WriteTimeout("timed out sending the request") from None
+
+    # -- life cycle ----------------------------------------------------------------
+
+    def start(self) -> None:
+        """Ready for a new request's response."""
+        self.busy = True
+        self.requests += 1
+        self.status = 0
+        self.reason = b""
+        self.headers = Headers()
+        self.head_size = 0
+        self.head_done = False
+        self.complete = False
+        self.body.clear()
+        self.buffered = 0
+        self.error = None
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
+    def usable(self) -> bool:
+        t = self.transport
+        return not self.dead and t is not None and not t.is_closing()
+
+    def _close_transport(self) -> None:
+        t = self.transport
+        if t is not None:
+            t.close()
+
+    def abort(self) -> None:
+        self.dead = True
+        t = self.transport
+        if t is not None:
+            t.abort()
+
+
+class Response:
+    """A response whose body is read as it is iterated (``aiter_raw``:
+    each item is everything that arrived since the previous one, framing
+    removed; ``aiter_bytes``: content-encoding undone too).  ``aclose()``
+    gives a completely read connection back to its pool for reuse and
+    closes any other."""
+
+    def __init__(
+        self,
+        conn: _Conn,
+        keep_alive: bool,
+        read_timeout: float | None,
+        head_only: bool,
+    ) -> None:
+        self._conn: _Conn | None = conn
+        self.status_code = conn.status
+        self.reason_phrase = conn.reason.decode("latin-1")
+        self.headers = conn.headers
+        self._keep_alive = keep_alive
+        self._read_timeout = read_timeout
+        self._head_only = head_only
+        self._started = False
+        self.extensions: dict[str, Any] = {}
+
+    @property
+    def is_complete(self) -> bool:
+        c = self._conn
+        return c is None or self._head_only or c.complete
+
+    @property
+    def is_closed(self) -> bool:
+        return self._conn is None
+
+    def shutdown_socket(self) -> None:
+        """Break the connection from any thread (wakes a reader)."""
+        conn = self._conn
+        if conn is None:
+            return
+        loop = conn.loop
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            conn.abort()
+        else:
+            try:
+                loop.call_soon_threadsafe(conn.abort)
+            except RuntimeError:  # the loop is closed
+                pass
+
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        if self._started:
+            raise RuntimeError("the response body is already being read")
+        self._started = True
+        conn = self._conn
+        if conn is None or self._head_only:
+            return
+        timeout = self._read_timeout
+        while True:
+            data = await conn.read(timeout)
+            if not data:
+                return
+            yield data
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        """The body with its ``content-encoding`` (gzip, deflate) undone."""
+        decoders = []
+        enc = self.headers.get("content-encoding") or ""
+        for name in reversed([e.strip().lower() for e in enc.split(",") if e.strip()]):
+            if name in ("gzip", "x-gzip", "deflate"):
+                decoders.append(ContentDecoder(name))
+        async for chunk in self.aiter_raw():
+            for d in decoders:
+                chunk = d.decode(chunk)
+            if chunk:
+                yield chunk
+        if decoders:
+            tail = b""
+            for d in decoders:
+                tail = d.decode(tail) + d.flush()
+            if tail:
+                yield tail
+
+    async def aread(self) -> bytes:
+        return b"".join([c async for c in self.aiter_bytes()])
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is None:
+            return
+        reuse = (
+            self._keep_alive
+            and not self._head_only
+            and conn.complete
+            and conn.error is None
+            and conn.usable()
+        )
+        conn.busy = False
+        pool = conn.pool
+        if not reuse:
+            conn.abort()
+        if pool is not None:
+            pool.release(conn, reuse)
+
+    async def __aenter__(self) -> Response:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Pool:
+    """The connections to one origin: at most ``size`` open; idle ones on a
+    stack (the most recently used first: its socket is warm), tasks waiting
+    for one in a queue.  Acquire and release are O(1)."""
+
+    def __init__(self, client: AsyncClient, key: _Key, size: int) -> None:
+        self.client = client
+        self.key = key
+        self.size = size
+        self.open = 0  # connections open or being opened
+        self.idle: collections.deque[_Conn] = collections.deque()
+        self.waiters: collections.deque[asyncio.Future[_Conn | None]] = collections.deque()
+
+    async def acquire(self, connect_timeout: float | None) -> _Conn:
+        idle = self.idle
+        while idle:
+            conn = idle.pop()
+            if conn.usable():
+                return conn
+            self._discard(conn)
+        if self.open < self.size:
+            self.open += 1
+            return await self._connect(connect_timeout)
+        fut: asyncio.Future[_Conn | None] = asyncio.get_running_loop().create_future()
+        self.waiters.append(fut)
+        try:
+            got = await asyncio.wait_for(fut, connect_timeout)
+        except asyncio.TimeoutError:
+            raise PoolTimeout(
+                f"all {self.size} connections to {self.key[1]}:{self.key[2]} stayed busy"
+            ) from None
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():  # handed over as we were cancelled
+                left = fut.result()
+                if left is None:
+                    self.open -= 1
+                    self._wake()
+                else:
+                    self.release(left, True)
+            raise
+        if got is None:  # a slot came free: open a connection in it
+            return await self._connect(connect_timeout)
+        return got
+
+    async def _connect(self, timeout: float | None) -> _Conn:
+        try:
+            conn = await self.client.connect(self.key, timeout)
+        except BaseException:
+            self.open -= 1
+            self._wake()
+            raise
+        conn.pool = self
+        return conn
+
+    def release(self, conn: _Conn, reuse: bool) -> None:
+        if not reuse or self.client.is_closed:
+            if not reuse:
+                self._discard(conn)
+            else:
+                conn.abort()
+                self._discard(conn)
+            return
+        waiters = self.waiters
+        while waiters:
+            w = waiters.popleft()
+            if not w.done():
+                w.set_result(conn)
+                return
+        self.idle.append(conn)
+
+    def forget(self, conn: _Conn) -> None:
+        """An idle connection closed by the server: its slot comes free now
+        (it is dropped from ``idle`` when next met)."""
+        if conn.pool is self:
+            conn.pool = None
+            self.open -= 1
+            self._wake()
+
+    def _discard(self, conn: _Conn) -> None:
+        if conn.pool is self:
+            conn.pool = None
+            self.open -= 1
+            self._wake()
+
+    def _wake(self) -> None:
+        """Slots came free: each goes to the first live waiter, who opens a
+        connection in it."""
+        waiters = self.waiters
+        while waiters and self.open < self.size:
+            w = waiters.popleft()
+            if not w.done():
+                self.open += 1
+                w.set_result(None)
+
+    def close(self) -> None:
+        idle, self.idle = self.idle, collections.deque()
+        for c in idle:
+            c.abort()
+            self._discard(c)
+
+
+class AsyncClient:
+    """Sends one request at a time per connection; a ``Pool`` of at most
+    ``max_connections`` per origin.  The TLS context is ``ssl_context``,
+    else made on the first https request by ``make_ssl_context`` (else
+    ``ssl.create_default_context``) and kept.  For one event loop."""
+
+    def __init__(
+        self,
+        make_ssl_context: Any = None,
+        *,
+        ssl_context: Any = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
+        self._make_ssl = make_ssl_context
+        self._ssl: Any = ssl_context
+        self.max_connections = max(1, max_connections)
+        self._pools: dict[_Key, Pool] = {}
+        self.is_closed = False
+
+    def _ssl_context(self) -> Any:
+        if self._ssl is None:
+            if self._make_ssl is not None:
+                self._ssl = self._make_ssl()
+            else:
+                import ssl
+
+                self._ssl = ssl.create_default_context()
+        return self._ssl
+
+    def pool(self, key: _Key) -> Pool:
+        p = self._pools.get(key)
+        if p is None:
+            p = self._pools[key] = Pool(self, key, self.max_connections)
+        return p
+
+    async def connect(self, key: _Key, timeout: float | None) -> _Conn:
+        """A new connection to ``key``'s origin (its pool calls this)."""
+        scheme, host, port = key
+        loop = asyncio.get_running_loop()
+        ssl_ctx = self._ssl_context() if scheme == "https" else None
+        try:
+            _, conn = await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: _Conn(loop),
+                    host,
+                    port,
+                    ssl=ssl_ctx,
+                    server_hostname=host if ssl_ctx is not None else None,
+                ),
+                timeout,
+            )
+        except asyncio.TimeoutError:
+            raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
+        except OSError as e:  # ssl.SSLError (certificate verify failed...) included
+            raise ConnectError(str(e) or type(e).__name__) from e
+        return conn
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        body: bytes = b"",
+        connect_timeout: float | None = None,
+        head_timeout: float | None = None,
+        read_timeout: float | None = None,
+    ) -> Response:
+        """Send the request; return once the response head is in (its body
+        is read by iterating the response).  ``head_timeout`` bounds the
+        wait for the head, ``read_timeout`` each wait for the body."""
+        if self.is_closed:
+            raise ConnectError("the client is closed")
+        key, target, host_h = _target(url)
+        lines = [f"{method} {target} HTTP/1.1\r\nhost: {host_h}"]
+        accept = connection = False
+        for k, v in headers.items():
+            if "\r" in k or "\n" in k or "\r" in v or "\n" in v:
+                raise ValueError(f"header {k!r} holds a line break")
+            lk = k.lower()
+            accept = accept or lk == "accept"
+            connection = connection or lk == "connection"
+            lines.append(f"{k}: {v}")
+        if not accept:
+            lines.append("accept: */*")
+        if not connection:
+            lines.append("connection: keep-alive")
+        if body or method not in ("GET", "HEAD"):
+            lines.append(f"content-length: {len(body)}")
+        lines.append("\r\n")
+        head = "\r\n".join(lines).encode("latin-1")
+        data = head + body if len(body) < 65536 else None
+        pool = self.pool(key)
+        for _ in range(2):
+            conn = await pool.acquire(connect_timeout)
+            reused = conn.requests > 0
+            try:
+                return await self._exchange(
+                    conn, method, head, body, data, head_timeout, read_timeout
+                )
+            except (ReadError, WriteError, RemoteProtocolError) as e:
+                if not (reused and getattr(e, "before_response", False)):
+                    raise
+                # a kept connection the server closed meanwhile: once more
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _exchange(
+        self,
+        conn: _Conn,
+        method: str,
+        head: bytes,
+        body: bytes,
+        data: bytes | None,
+        head_timeout: float | None,
+        read_timeout: float | None,
+    ) -> Response:
+        conn.start()
+        try:
+            if data is not None:
+                await conn.write(data, head_timeout)
+            else:
+                await conn.write(head, head_timeout)
+                await conn.write(body, head_timeout)
+            try:
+                await conn.read_head(head_timeout)
+            except (ReadError, RemoteProtocolError) as e:
+                if not conn.head_done and not conn.status:
+                    e.before_response = True  # type: ignore[attr-defined]
+                raise
+        except BaseException:
+            conn.busy = False
+            conn.abort()
+            if conn.pool is not None:
+                conn.pool.release(conn, False)
+            raise
+        keep = conn.keep_alive
+        conn_h = (conn.headers.get("connection") or "").lower()
+        if "close" in conn_h:
+            keep = False
+        head_only = method == "HEAD"
+        if conn.framing_close() and conn.status not in (204, 304):
+            keep = False
+        return Response(conn, keep, read_timeout, head_only)
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.is_closed = True
+        for p in self._pools.values():
+            p.close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ += [
+    "ConnectError",
+    "ConnectTimeout",
+    "HTTPError",
+    "ReadError",
+    "ReadTimeout",
+    "RemoteProtocolError",
+    "TimeoutException",
+    "WriteError",
+    "WriteTimeout",
+]

@@ -1,0 +1,478 @@
+"""The asyncio HTTP/1.1 client (panto.providers.ahttp11) against real
+sockets on 127.0.0.1: framing (content-length, chunked, the end of the
+connection), keep-alive reuse, content encodings, the error classes
+transport_error maps, timeouts, TLS verification with SNI, the bounded
+per-origin pool, reads that return everything that arrived, and the choice
+of client (httpx only with a proxy)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+import ssl
+import threading
+import time
+import zlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from support.oneshot import OneShotServer, make_ca_and_server_cert
+
+from panto.errors import ProviderError
+from panto.providers import ahttp11, http11
+from panto.providers import transport as tp
+
+T = TypeVar("T")
+
+
+def run(coro_fn: Callable[[], Awaitable[T]]) -> T:
+    async def main() -> T:
+        return await coro_fn()
+
+    return asyncio.run(main())
+
+
+async def send(client: ahttp11.AsyncClient, url: str, **kw: Any) -> ahttp11.Response:
+    return await client.send(
+        "POST",
+        url,
+        headers={"content-type": "application/json"},
+        body=b'{"q": 1}',
+        connect_timeout=2.0,
+        head_timeout=kw.pop("head", 5.0),
+        read_timeout=kw.pop("read", 5.0),
+    )
+
+
+async def body(r: ahttp11.Response) -> bytes:
+    data = b"".join([c async for c in r.aiter_raw()])
+    await r.aclose()
+    return data
+
+
+def test_content_length_chunked_and_close_delimited_bodies_and_keep_alive() -> None:
+    replies = [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-Thing: a\r\nx-thing: b\r\n\r\nhello",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"3;ext=1\r\nabc\r\n10\r\n0123456789abcdef\r\n0\r\nTrailer: t\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end",
+        b"HTTP/1.1 200 OK\r\n\r\nno length, no chunks: until the end",
+    ]
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        i = len(srv.requests) - 1  # across connections
+        conn.sendall(replies[i])
+        return i < 2
+
+    srv = OneShotServer(answer)
+
+    async def main() -> None:
+        async with ahttp11.AsyncClient() as client:
+            r = await send(client, srv.url)
+            assert r.status_code == 200 and r.reason_phrase == "OK"
+            assert r.headers["X-THING"] == "a, b" and r.headers.get("content-length") == "5"
+            assert await body(r) == b"hello"
+            assert await body(await send(client, srv.url)) == b"abc0123456789abcdef"
+            assert await body(await send(client, srv.url)) == b"until the end"
+            assert await body(await send(client, srv.url)) == b"no length, no chunks: until the end"
+
+    try:
+        run(main)
+        # the first three shared one kept-alive connection
+        assert srv.connections == 2
+        first = srv.requests[0]
+        assert first.startswith(b"POST /v1/x HTTP/1.1\r\n")
+        assert b"\r\nhost: 127.0.0.1:%d\r\n" % srv.port in first
+        assert b"content-length: 8\r\n" in first and first.endswith(b'{"q": 1}')
+        assert b"connection: keep-alive\r\n" in first
+    finally:
+        srv.close()
+
+
+def test_an_unfinished_body_closes_the_connection_a_finished_one_is_reused() -> None:
+    def answer(conn: socket.socket, n: int) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nabc")
+        time.sleep(0.05)
+        conn.sendall(b"def")
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> None:
+        async with ahttp11.AsyncClient() as client:
+            r = await send(client, srv.url)
+            await r.aclose()  # not read to the end: the connection is closed
+            assert await body(await send(client, srv.url)) == b"abcdef"
+            assert await body(await send(client, srv.url)) == b"abcdef"
+
+    try:
+        run(main)
+        assert srv.connections == 2
+    finally:
+        srv.close()
+
+
+def test_a_kept_connection_the_server_closed_is_replaced() -> None:
+    def answer(conn: socket.socket, n: int) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        return False  # closes after each response without saying so
+
+    srv = OneShotServer(answer)
+
+    async def main() -> None:
+        async with ahttp11.AsyncClient() as client:
+            for _ in range(3):
+                assert await body(await send(client, srv.url)) == b"ok"
+                await asyncio.sleep(0.05)  # the close arrives while idle
+            pool = next(iter(client._pools.values()))  # noqa: SLF001
+            assert pool.open == 0  # the closed ones gave their slots back
+
+    try:
+        run(main)
+        assert srv.connections == 3
+    finally:
+        srv.close()
+
+
+def test_a_close_racing_the_next_request_is_retried_once_on_a_new_connection() -> None:
+    """The server reads the second request and closes without a word (as a
+    server whose keep-alive timer ran out at that moment does)."""
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        if srv.connections == 1:
+            if n == 0:
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                return True
+            return False
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nagain")
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> None:
+        async with ahttp11.AsyncClient() as client:
+            assert await body(await send(client, srv.url)) == b"ok"
+            assert await body(await send(client, srv.url)) == b"again"
+
+    try:
+        run(main)
+        assert srv.connections == 2
+    finally:
+        srv.close()
+
+
+def test_gzip_and_deflate_bodies_are_decoded_for_aiter_bytes_only() -> None:
+    text = b"data: hello\n\n" * 50
+    bodies = [
+        (b"gzip", gzip.compress(text)),
+        (b"deflate", zlib.compress(text)),
+        (b"deflate", zlib.compress(text)[2:-4]),  # raw deflate, as some servers send
+    ]
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        enc, data = bodies[n % 3]
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-encoding: %s\r\ncontent-length: %d\r\n\r\n%s"
+            % (enc, len(data), data)
+        )
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> None:
+        async with ahttp11.AsyncClient() as client:
+            for enc, _data in bodies:
+                r = await send(client, srv.url)
+                assert b"".join([c async for c in tp.abody_chunks(r)]) == text, enc
+                await r.aclose()
+            assert await body(await send(client, srv.url)) == bodies[0][1]
+
+    try:
+        run(main)
+        assert srv.connections == 1
+    finally:
+        srv.close()
+
+
+def test_100_continue_is_skipped() -> None:
+    def answer(conn: socket.socket, n: int) -> bool:
+        conn.sendall(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 0\r\n\r\n"
+        )
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> None:
+        async with ahttp11.AsyncClient() as client:
+            r = await send(client, srv.url)
+            assert r.status_code == 201 and await r.aread() == b""
+            await r.aclose()
+
+    try:
+        run(main)
+    finally:
+        srv.close()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nshort",
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nab",
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\n",
+        b"garbage\r\n\r\n",
+        b"",
+    ],
+)
+def test_broken_responses_are_retryable_connection_errors(reply: bytes) -> None:
+    def answer(conn: socket.socket, n: int) -> bool:
+        conn.sendall(reply)
+        return False
+
+    srv = OneShotServer(answer)
+
+    async def main() -> BaseException:
+        async with ahttp11.AsyncClient() as client:
+            with pytest.raises(http11.HTTPError) as info:
+                await body(await send(client, srv.url))
+            return info.value
+
+    try:
+        exc = run(main)
+        assert isinstance(exc, (http11.RemoteProtocolError, http11.ReadError)), exc
+        err = tp.transport_error(exc, srv.url, 2.0, 5.0)  # type: ignore[arg-type]
+        assert isinstance(err, ProviderError) and err.type == "connection_closed"
+        assert err.retryable and "127.0.0.1" in str(err)
+    finally:
+        srv.close()
+
+
+def test_connect_refused_and_timeouts_map_like_httpx() -> None:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    url = f"http://127.0.0.1:{port}/v1/messages"
+
+    async def refused() -> BaseException:
+        async with ahttp11.AsyncClient() as client:
+            with pytest.raises(http11.ConnectError) as info:
+                await send(client, url)
+            return info.value
+
+    exc = run(refused)
+    assert tp.transport_error(exc, url, 2.0, 5.0).type == "connection_error"  # type: ignore[arg-type]
+
+    def trickle(conn: socket.socket, n: int) -> bool:
+        if len(srv.requests) == 1:
+            threading.Event().wait(1)  # no head for a second
+            return False
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nab")
+        threading.Event().wait(1)  # then nothing for a second
+        return False
+
+    srv = OneShotServer(trickle)
+
+    async def main() -> tuple[BaseException, BaseException, float]:
+        async with ahttp11.AsyncClient() as client:
+            t0 = time.monotonic()
+            with pytest.raises(http11.ReadTimeout) as head:
+                await send(client, srv.url, head=0.2)
+            waited = time.monotonic() - t0
+            r = await send(client, srv.url, read=0.2)
+            with pytest.raises(http11.ReadTimeout) as read:
+                await body(r)
+            return head.value, read.value, waited
+
+    try:
+        head, read, waited = run(main)
+        assert 0.15 < waited < 0.9
+        assert tp.transport_error(head, srv.url, 2.0, 0.2).type == "read_timeout"  # type: ignore[arg-type]
+        assert tp.transport_error(read, srv.url, 2.0, 0.2).type == "read_timeout"  # type: ignore[arg-type]
+    finally:
+        srv.close()
+
+    silent = OneShotServer(lambda conn, n: threading.Event().wait(2))
+
+    async def first_byte() -> ProviderError:
+        client = tp.async_client(False)
+        try:
+            with pytest.raises(ProviderError) as info:
+                await tp.asend(client, silent.url, b"{}", {}, connect=2, read=5, first_byte=0.2)
+            return info.value
+        finally:
+            await client.aclose()
+
+    try:
+        err = run(first_byte)
+        # through transport.asend, a head timeout shorter than read is the first-byte watchdog
+        assert err.type == "first_byte_timeout" and err.retryable
+    finally:
+        silent.close()
+
+
+def test_shutdown_socket_from_another_thread_wakes_a_reader() -> None:
+    def trickle(conn: socket.socket, n: int) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\nab")
+        threading.Event().wait(5)
+        return False
+
+    srv = OneShotServer(trickle)
+
+    async def main() -> float:
+        async with ahttp11.AsyncClient() as client:
+            r = await send(client, srv.url)
+            threading.Timer(0.2, tp.shutdown_socket, (r,)).start()
+            t0 = time.monotonic()
+            with pytest.raises(http11.HTTPError):
+                await body(r)
+            return time.monotonic() - t0
+
+    try:
+        assert run(main) < 2
+    finally:
+        srv.close()
+
+
+def test_a_read_returns_everything_that_arrived_since_the_last_one() -> None:
+    """Ten chunks sent while the reader was busy come back as one read (a
+    proxy writes them on in one piece)."""
+    parts = [b"data: %d\n\n" % i for i in range(10)]
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        for p in parts:
+            conn.sendall(b"%x\r\n%s\r\n" % (len(p), p))
+        time.sleep(0.3)
+        conn.sendall(b"0\r\n\r\n")
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> list[bytes]:
+        async with ahttp11.AsyncClient() as client:
+            r = await send(client, srv.url)
+            await asyncio.sleep(0.15)  # busy while the chunks arrive
+            reads = [c async for c in r.aiter_raw()]
+            await r.aclose()
+            return reads
+
+    try:
+        assert run(main) == [b"".join(parts)]
+    finally:
+        srv.close()
+
+
+def test_the_pool_is_bounded_per_origin_and_hands_connections_over() -> None:
+    """Ten concurrent requests on a pool of three: never more than three
+    connections; the others wait and take the freed ones over (no new
+    connection); a waiter that gives up (cancelled) loses no slot; one that
+    waits longer than the connect timeout gets ``PoolTimeout``."""
+    live = 0
+    peak = 0
+    lock = threading.Lock()
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        nonlocal live, peak
+        with lock:
+            live += 1
+            peak = max(peak, live)
+        time.sleep(0.1)
+        with lock:
+            live -= 1
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> None:
+        async with ahttp11.AsyncClient(max_connections=3) as client:
+
+            async def one() -> bytes:
+                return await body(await send(client, srv.url))
+
+            got = await asyncio.gather(*(one() for _ in range(10)))
+            assert got == [b"ok"] * 10
+            pool = client.pool(("http", "127.0.0.1", srv.port))
+            assert pool.open == 3 and len(pool.idle) == 3 and not pool.waiters
+            # waiters cancelled while the pool is full leave no slot taken
+            busy = [asyncio.ensure_future(send(client, srv.url)) for _ in range(3)]
+            await asyncio.sleep(0.02)
+            doomed = [asyncio.ensure_future(send(client, srv.url)) for _ in range(4)]
+            await asyncio.sleep(0.02)
+            for t in doomed:
+                t.cancel()
+            for r in await asyncio.gather(*busy):
+                assert await body(r) == b"ok"
+            assert pool.open == 3 and len(pool.idle) == 3
+            # all busy for longer than the connect timeout: PoolTimeout
+            held = [await send(client, srv.url) for _ in range(3)]
+            with pytest.raises(ahttp11.PoolTimeout):
+                await client.send("GET", srv.url, headers={}, connect_timeout=0.1)
+            for r in held:
+                # bodies unread but complete (they came with the heads): kept
+                await r.aclose()
+            assert pool.open == 3 and len(pool.idle) == 3
+            assert await body(await send(client, srv.url)) == b"ok"
+
+    try:
+        run(main)
+        assert peak <= 3
+        assert srv.connections == 3
+    finally:
+        srv.close()
+
+
+def test_tls_verifies_the_certificate_and_sends_sni(tmp_path: Path) -> None:
+    capath, cert, key = make_ca_and_server_cert(tmp_path)
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(str(cert), str(key))
+    names: list[str | None] = []
+    server_ctx.sni_callback = lambda sock, name, ctx: names.append(name)  # type: ignore[assignment,misc,func-returns-value]
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nsecure")
+        return True
+
+    srv = OneShotServer(answer, tls=server_ctx)
+    url = f"https://localhost:{srv.port}/v1/x"
+
+    async def main() -> None:
+        trusting = ssl.create_default_context(capath=str(capath))
+        async with ahttp11.AsyncClient(ssl_context=trusting) as client:
+            assert await body(await send(client, url)) == b"secure"
+            assert await body(await send(client, url)) == b"secure"  # kept alive
+        async with ahttp11.AsyncClient(ssl_context=ssl.create_default_context()) as client:
+            with pytest.raises(http11.ConnectError, match="(?i)certificate"):
+                await send(client, url)
+
+    try:
+        run(main)
+        assert names[0] == "localhost"
+        assert srv.connections == 2
+    finally:
+        srv.close()
+
+
+def test_a_proxy_in_the_environment_falls_back_to_httpx(monkeypatch: pytest.MonkeyPatch) -> None:
+    for v in tp.PROXY_VARS:
+        monkeypatch.delenv(v, raising=False)
+        monkeypatch.delenv(v.upper(), raising=False)
+
+    async def clients() -> tuple[Any, Any]:
+        a = tp.async_client(False, 7)
+        monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+        b = tp.async_client(False, 7)
+        await a.aclose()
+        await b.aclose()
+        return a, b
+
+    import httpx
+
+    a, b = run(clients)
+    assert isinstance(a, ahttp11.AsyncClient) and a.max_connections == 7
+    assert isinstance(b, httpx.AsyncClient)
