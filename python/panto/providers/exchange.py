@@ -2,7 +2,7 @@
 
 ``open_stream(client, req, timeouts, error_from_response)`` (sync: the
 ``http11`` client, or httpx's with a proxy) and ``aopen_stream(...)``
-(async: ``httpx.AsyncClient``) send a ``PreparedRequest`` and return the
+(async: ``httpx.AsyncClient``, or ``ahttp11``'s) send a ``PreparedRequest`` and return the
 response once its head is in and it is an event stream.  Everything about
 the exchange but the decoding is theirs, so the turn drivers
 (``agent/stream_async.py`` and the ``stream_sync.py`` generated from it)
@@ -39,18 +39,17 @@ from .transport import (
     Watch,
     abody_chunks,
     aread_error_body,
+    asend,
     body_chunks,
     errors,
     host_of,
     is_json,
     logger,
-    prepare_headers,
     read_error_body,
     retry_after_seconds,
     send,
     shutdown_socket,
     stall_error,
-    timeouts,
     transport_error,
 )
 
@@ -270,21 +269,22 @@ def timeout(seconds: float | None) -> Any:
 async def aopen_stream(
     client: Any, req: PreparedRequest, t: Timeouts, error_from_response: ErrorFromResponse
 ) -> AsyncStreamResponse:
-    """Send ``req`` on ``client`` (an ``httpx.AsyncClient``); the
-    event-stream response, or raise ``PantoError``."""
-    import httpx
-
+    """Send ``req`` on ``client`` (an ``httpx.AsyncClient``, or
+    ``transport.async_client``'s); the event-stream response, or raise
+    ``PantoError``."""
     try:
-        request = client.build_request(
-            "POST",
-            req.url,
-            content=req.body,
-            headers=prepare_headers(req.headers),
-            timeout=timeouts(t.connect, t.read, None),
-        )
         try:
             async with timeout(t.first_byte):
-                resp = await client.send(request, stream=True)
+                # (the head's wait is the asyncio deadline, not a read timeout)
+                resp = await asend(
+                    client,
+                    req.url,
+                    req.body,
+                    req.headers,
+                    connect=t.connect,
+                    read=t.read,
+                    first_byte=None,
+                )
         except TimeoutError:
             raise stall_error("first_byte", host_of(req.url), t.first_byte or 0.0) from None
         if resp.status_code == 200 and not is_json(resp):
@@ -293,8 +293,8 @@ async def aopen_stream(
             body = await aread_error_body(resp)
         finally:
             await _aclose(resp)
-    except httpx.HTTPError as exc:
-        raise transport_error(exc, req.url, t.connect, t.read, req.secrets) from None
+    except errors() as exc:
+        raise transport_error(exc, req.url, t.connect, t.read, req.secrets) from None  # type: ignore[arg-type]
     raise _status_error(resp.status_code, resp.headers, body, req.url, error_from_response)
 
 
@@ -325,8 +325,6 @@ class AsyncStreamResponse:
     async def aiter_chunks(self) -> AsyncIterator[bytes]:
         """The body's bytes; raises ``ProviderError`` on a transport error
         or a stall."""
-        import httpx
-
         it = self._it
         try:
             while True:
@@ -342,7 +340,7 @@ class AsyncStreamResponse:
                     host = host_of(self._req.url)
                     raise stall_error("idle", host, self._t.idle or 0.0) from None
                 yield chunk
-        except httpx.HTTPError as exc:
+        except errors() as exc:
             t = self._t
             raise transport_error(
                 exc, self._req.url, t.connect, t.read, self._req.secrets
