@@ -12,7 +12,6 @@ import logging
 from typing import Any
 
 import pytest
-from support.agent import make_config
 
 from panto.agent import Agent
 from panto.conversation import Text
@@ -21,7 +20,6 @@ from panto.events import Event, MessageComplete
 from panto.providers import transport
 from panto.testing import HTTPError, Reply, ScriptedServer
 
-WIRE = "anthropic-messages"
 STACKS = ("sync-http11", "async-httpx", "async-ahttp11")
 
 
@@ -52,27 +50,18 @@ def _turn(agent: Agent, stack: str) -> tuple[list[Event], BaseException | None]:
     return events, asyncio.run(main())
 
 
-@pytest.fixture
-def agent_for(server: ScriptedServer) -> Any:
-    agents: list[Agent] = []
-
-    def make(**kw: Any) -> Agent:
-        a = Agent(make_config(server, WIRE, **kw))
-        a.submit_user_message("question")
-        agents.append(a)
-        return a
-
-    yield make
-    for a in agents:
-        a.close()
+def _agent(make_agent: Any, **kw: Any) -> Agent:
+    a: Agent = make_agent(**kw)
+    a.submit_user_message("question")
+    return a
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_a_turn_streams_the_same_on_every_stack(
-    server: ScriptedServer, agent_for: Any, stack: str
+    server: ScriptedServer, make_agent: Any, stack: str
 ) -> None:
     server.push(Reply([Text("The answer is 42.")], chunk=5))
-    agent = agent_for()
+    agent = _agent(make_agent)
     events, exc = _turn(agent, stack)
     assert exc is None
     assert isinstance(events[-1], MessageComplete) and events[-1].final
@@ -81,10 +70,10 @@ def test_a_turn_streams_the_same_on_every_stack(
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_an_idle_stall_is_the_same_error_on_every_stack(
-    server: ScriptedServer, agent_for: Any, stack: str
+    server: ScriptedServer, make_agent: Any, stack: str
 ) -> None:
     server.push(Reply([Text("partial answer, then nothing")], chunk=4, stall_after=3, stall=10))
-    agent = agent_for(idle_timeout=0.3, max_retries=0)
+    agent = _agent(make_agent, idle_timeout=0.3, max_retries=0)
     events, exc = _turn(agent, stack)
     assert isinstance(exc, ProviderError) and exc.type == "idle_timeout", exc
     assert exc.message == "no progress from 127.0.0.1 for 0.3s (idle timeout; pings do not count)"
@@ -92,10 +81,10 @@ def test_an_idle_stall_is_the_same_error_on_every_stack(
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_an_error_status_is_mapped_and_logged_the_same_on_every_stack(
-    server: ScriptedServer, agent_for: Any, stack: str, caplog: pytest.LogCaptureFixture
+    server: ScriptedServer, make_agent: Any, stack: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     server.push(HTTPError(400, {"error": {"type": "invalid_request_error", "message": "no"}}))
-    agent = agent_for(max_retries=0)
+    agent = _agent(make_agent, max_retries=0)
     with caplog.at_level(logging.DEBUG, logger="panto"):
         events, exc = _turn(agent, stack)
     assert isinstance(exc, ProviderError) and exc.status == 400, exc
