@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -158,10 +159,13 @@ def test_a_session_created_on_a_is_prompted_on_b_and_watched_on_a(
     assert prompt(b, sid, "call bash sleep 5").status_code == 202
     time.sleep(0.5)
     assert state(a, sid)["state"] == "running"
+    t0 = time.monotonic()
     r = prompt(a, sid, "hello", mode="reject")
     assert r.status_code == 409 and "running turn 2" in r.json()["error"]["message"], r.text
     r = prompt(a, sid, "queued on A", mode="follow_up")
     assert r.status_code == 202 and r.json()["queued"] is True
+    # (not after the store's wait for a writer killed a moment ago: 1 s)
+    assert time.monotonic() - t0 < 1.0
     events = read_events(a, sid, A, "turn.completed", count=2, after=ids[-1])
     assert [e["data"]["turn"] for e in events if e["event"] == "turn.completed"] == [2, 3]
     msgs = messages(b, sid)
@@ -553,3 +557,19 @@ def test_behind_haproxy_clients_see_one_url_and_lose_nothing_when_a_replica_dies
     assert "after-the-kill" in json.dumps(seen)
     assert reconnects[0] <= 1  # (1 when its stream was on the replica that died)
     assert_every_call_answered(messages(lb, sid))
+
+
+@pytest.mark.bench
+def test_replicas_bench_smoke(isolated_home: Path) -> None:
+    if not ADMIN_URL:
+        pytest.skip("PANTO_TEST_POSTGRES_URL is not set (tests/run_all.sh and .ci/run set it)")
+    bench = Path(__file__).resolve().parents[2] / "bench" / "replicas.py"
+    r = subprocess.run(
+        [sys.executable, str(bench), "--url", ADMIN_URL]
+        + ["--turns", "4", "--sleep", "1", "--samples", "3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("busy: ") == 3 and "concurrency:   4 turns" in r.stdout, r.stdout

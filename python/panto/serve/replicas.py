@@ -52,6 +52,8 @@ TERMINAL = ("turn.completed", "turn.failed", "turn.aborted")
 #: seconds an idle event stream waits for a NOTIFY before reading anyway
 #: (a notification lost while the LISTEN connection reconnects costs this)
 POLL = 2.0
+#: seconds a killed replica's lock may outlive it (its server sees the connection go)
+LOCK_GRACE = 1.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS panto_agent_sessions (
@@ -82,6 +84,8 @@ def _locked(session_id: str) -> str:
 
 _LOCKED = _locked("s.id")
 _META = "id, owner, model, cwd, created, approval_timeout"
+#: why an abort denied a permission request
+ABORTED = "the turn was aborted"
 #: an answer's decision -> the permission gate's (policy/permissions.py)
 _CHOICES = {"once": "once", "allow": "once", "always": "always", "deny": "deny"}
 
@@ -111,8 +115,6 @@ class Run:
     task: asyncio.Task[None] | None = None
     #: permission requests waiting here: id -> woken by an answer's NOTIFY
     asks: dict[str, threading.Event] = field(default_factory=dict)
-    #: requests an abort denied
-    aborted: set[str] = field(default_factory=set)
 
 
 class ReplicaHub:
@@ -126,6 +128,9 @@ class ReplicaHub:
         self._ready = asyncio.Lock()
         self._bells: dict[str, asyncio.Event] = {}
         self._listener: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: sessions whose lock this replica is letting go of
+        self._closing: dict[str, asyncio.Event] = {}
 
     # -- the database ----------------------------------------------------------------
 
@@ -201,8 +206,7 @@ class ReplicaHub:
                         if what == "abort":
                             run = self.runs.get(sid)
                             if run is not None:
-                                self._deny_asks(run)
-                                run.session.cancel()
+                                self._background(self._cancel(run))
                         elif what.startswith("answer "):
                             self._wake(sid, what[7:])
                         elif what == "prompt":
@@ -344,25 +348,49 @@ class ReplicaHub:
                 raise self._busy(m, run.turns, "")
             run.session.submit(text, mode="steer" if mode == "steer" else "follow_up")
             return {"queued": True, "turn": run.turns}
-        try:
-            run = await self._open(m)
-        except SessionError as e:
-            if "in use" not in str(e):
-                raise HubError(503, str(e)) from None
-            turns = (await self.describe(m))["turns"]
-            if mode == "reject":
-                raise self._busy(m, turns, " on another replica") from None
-            await self._q(
-                "INSERT INTO panto_agent_prompts (session_id, text, mode) VALUES (%s, %s, %s)",
-                (m.id, text, mode),
-            )
-            await self._q("SELECT pg_notify(%s, %s)", (CHANNEL, f"{m.id} prompt"))
-            # the holder may have unlocked before the row was there
-            asyncio.create_task(self._drain(m))
-            return {"queued": True, "turn": turns}
-        run.session.submit(text, mode="follow_up")
-        self._start(run)
-        return {"queued": False, "turn": run.turns + 1}
+        closing = self._closing.get(m.id)
+        if closing is not None:  # our last turn is being closed: then open it anew
+            await closing.wait()
+        # Another replica's turn: one query says so.  (Opening the session
+        # would say it too, but only after the store's wait for a writer
+        # that was just killed, a second.)
+        locked, turns = await self._lock_held(m.id)
+        if not locked:
+            try:
+                run = await self._open(m)
+            except SessionError as e:
+                if "in use" not in str(e):
+                    raise HubError(503, str(e)) from None
+                locked, turns = await self._lock_held(m.id)  # taken meanwhile
+            else:
+                run.session.submit(text, mode="follow_up")
+                self._start(run)
+                return {"queued": False, "turn": run.turns + 1}
+        if mode == "reject":
+            raise self._busy(m, turns, " on another replica")
+        await self._q(  # (the NOTIFY is sent when the row is committed)
+            "WITH queued AS (INSERT INTO panto_agent_prompts (session_id, text, mode) "
+            "VALUES (%s, %s, %s)) SELECT pg_notify(%s, %s)",
+            (m.id, text, mode, CHANNEL, f"{m.id} prompt"),
+        )
+        # the holder may have unlocked before the row was there
+        self._background(self._drain(m))
+        return {"queued": True, "turn": turns}
+
+    async def _lock_held(self, sid: str) -> tuple[bool, int]:
+        """Is the session's writer lock held (by any replica)?  And its turns."""
+        from ..sessions.postgres import ADVISORY_LOCK_CLASS
+
+        rows = await self._q(
+            f"SELECT {_LOCKED}, s.turns FROM panto_agent_sessions s WHERE s.id = %s",
+            (ADVISORY_LOCK_CLASS, sid),
+        )
+        return (bool(rows[0][0]), int(rows[0][1])) if rows else (False, 0)
+
+    def _background(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)  # (a task nobody references may be collected)
+        task.add_done_callback(self._tasks.discard)
 
     def _busy(self, m: Meta, turns: int, where: str) -> HubError:
         return HubError(
@@ -442,12 +470,7 @@ class ReplicaHub:
                 if not await self._take_queued(sid) and not run.session.queued:
                     break
         finally:
-            del self.runs[sid]  # at once: a prompt from now on opens the session anew
-            await self._flush_all(run)
-            try:
-                await asyncio.to_thread(run.opened.close)
-            except Exception as e:  # noqa: BLE001
-                log.warning("session %s: closing: %s", sid, e)
+            await self._close(run)
         try:
             queued = await self._q(
                 "SELECT 1 FROM panto_agent_prompts WHERE session_id = %s LIMIT 1", (sid,)
@@ -459,8 +482,17 @@ class ReplicaHub:
 
     async def _drain(self, m: Meta) -> None:
         """Run the queued prompts of ``m`` if nobody holds its lock."""
+        closing = self._closing.get(m.id)
+        if closing is not None:
+            await closing.wait()
         if m.id in self.runs:
             return
+        if (await self._lock_held(m.id))[0]:
+            # a holder looks at the queue after unlocking; but one killed a
+            # moment ago holds the lock until its server sees the connection go
+            await asyncio.sleep(LOCK_GRACE)
+            if m.id in self.runs or (await self._lock_held(m.id))[0]:
+                return
         try:
             run = await self._open(m)
         except (SessionError, HubError):
@@ -468,9 +500,22 @@ class ReplicaHub:
         if await self._take_queued(m.id):
             self._start(run)
         else:
-            self.runs.pop(m.id, None)
+            await self._close(run)
+
+    async def _close(self, run: Run) -> None:
+        """Write the last events and unlock.  A prompt meanwhile waits for
+        it, then opens the session anew."""
+        sid = run.meta.id
+        closed = self._closing[sid] = asyncio.Event()
+        self.runs.pop(sid, None)
+        try:
             await self._flush_all(run)
             await asyncio.to_thread(run.opened.close)
+        except Exception as e:  # noqa: BLE001
+            log.warning("session %s: closing: %s", sid, e)
+        finally:
+            self._closing.pop(sid, None)
+            closed.set()
 
     async def _take_queued(self, sid: str) -> int:
         """Move the session's queued prompts into the turn running here."""
@@ -650,9 +695,6 @@ class ReplicaHub:
                     # a NOTIFY wakes us; the poll covers one lost while LISTEN reconnects
                     wake.wait(max(0.0, min(deadline - time.monotonic(), POLL)))
                     wake.clear()
-                    if rid in run.aborted:
-                        decision, why = settle(rid, "deny", "the turn was aborted")
-                        break
                     got = decided(rid)
                     if got is not None:
                         decision, why = got
@@ -665,13 +707,13 @@ class ReplicaHub:
                 decision, why = "deny", f"the session database failed ({type(e).__name__})"
             finally:
                 run.asks.pop(rid, None)
-                run.aborted.discard(rid)
-            loop.call_soon_threadsafe(
-                self._emit,
-                run,
-                "permission.resolved",
-                {"request": rid, "decision": decision, "why": why},
-            )
+            if why != ABORTED:  # (an abort says so itself, before its turn.aborted)
+                loop.call_soon_threadsafe(
+                    self._emit,
+                    run,
+                    "permission.resolved",
+                    {"request": rid, "decision": decision, "why": why},
+                )
             return decision
 
         gate.approver = approver
@@ -682,11 +724,25 @@ class ReplicaHub:
         if wake is not None:
             wake.set()
 
-    def _deny_asks(self, run: Run) -> None:
-        """An abort: the requests waiting now are denied."""
+    async def _cancel(self, run: Run) -> None:
+        """An abort: the requests waiting now are denied (each with its
+        ``permission.resolved``, before the turn's end), then the turn is
+        cancelled."""
         for rid, wake in list(run.asks.items()):
-            run.aborted.add(rid)
+            try:
+                rows = await self._q(
+                    "UPDATE panto_agent_permissions SET decision = 'deny', why = %s "
+                    "WHERE session_id = %s AND request = %s AND decision IS NULL RETURNING 1",
+                    (ABORTED, run.meta.id, rid),
+                )
+            except HubError as e:
+                log.warning("session %s: aborting %s: %s", run.meta.id, rid, e.message)
+                rows = []
+            if rows:  # (else an answer came first: the waiting thread says which)
+                resolved = {"request": rid, "decision": "deny", "why": ABORTED}
+                self._emit(run, "permission.resolved", resolved)
             wake.set()
+        run.session.cancel()
 
     async def _expire_asks(self, run: Run) -> None:
         """The requests a dead replica left waiting are denied (their tool
@@ -745,8 +801,7 @@ class ReplicaHub:
             await self._q("SELECT pg_notify(%s, %s)", (CHANNEL, f"{m.id} abort"))
             return
         task = run.task
-        self._deny_asks(run)
-        run.session.cancel()
+        await self._cancel(run)
         if task is not None and not task.done():
             try:
                 await asyncio.wait_for(asyncio.shield(task), 5)
