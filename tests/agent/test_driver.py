@@ -1,0 +1,97 @@
+"""The one turn driver, both flavours: the turn's commits are values the
+driver performs (``Turn.deferred``/``take_pending``), never calls made from
+inside the ``Turn``; and the sync and async streams give the same events
+and the same store appends, in the same order, for the same turn."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from support.agent import make_config
+
+from panto.agent import Agent
+from panto.conversation import Message, Text, ToolUse
+from panto.sessions.memory import MemoryStore
+from panto.testing import Reply, ScriptedServer
+from panto.tools import FunctionTool
+
+SCHEMA = {"type": "object", "properties": {"a": {"type": "integer"}}}
+
+
+class WatchingStore(MemoryStore):
+    """Records each append: the roles, whether a ``Turn`` method is on the
+    stack (the turn performing the effect itself), and whether it ran on
+    the thread that iterates the stream."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.appends: list[tuple[tuple[str, ...], bool, bool]] = []
+        self.iterating: threading.Thread | None = None
+
+    def append_messages(self, messages: Sequence[Message]) -> Any:
+        in_turn = False
+        f = sys._getframe(1)
+        while f is not None:
+            if f.f_code.co_filename.endswith("turn.py") and "self" in f.f_locals:
+                in_turn = in_turn or type(f.f_locals["self"]).__name__ == "Turn"
+            f = f.f_back
+        here = threading.current_thread() is self.iterating
+        self.appends.append((tuple(m.role for m in messages), in_turn, here))
+        return super().append_messages(messages)
+
+
+def _turn(agent: Agent, store: WatchingStore, mode: str) -> list[str]:
+    names: list[str] = []
+    store.iterating = threading.current_thread()
+    if mode == "sync":
+        with agent.run() as s:
+            names.extend(type(ev).__name__ for ev in s)
+        return names
+
+    async def main() -> None:
+        async with agent.run_async() as s:
+            async for ev in s:
+                names.append(type(ev).__name__)
+        await agent.aclose()
+
+    asyncio.run(main())
+    return names
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_the_driver_performs_the_commits_in_order(
+    server: ScriptedServer, wire: str, mode: str
+) -> None:
+    server.push(Reply([ToolUse("c1", "double", {"a": 21})]), Reply([Text("42")]))
+    store = WatchingStore()
+    agent = Agent(make_config(server, wire), store=store)
+    agent.register_tool(FunctionTool("double", "double it", lambda a: a * 2, SCHEMA))
+    agent.submit_user_message("double 21")
+    store.appends.clear()
+
+    names = _turn(agent, store, mode)
+
+    assert names[-1] == "MessageComplete" and "ToolResult" in names
+    assert [roles for roles, _, _ in store.appends] == [("assistant",), ("tool",), ("assistant",)]
+    # no append is made from inside the Turn: it hands its commits over
+    assert not any(in_turn for _, in_turn, _ in store.appends)
+    # sync: where the stream is iterated; async: never on the loop's thread
+    assert all(here is (mode == "sync") for _, _, here in store.appends)
+    assert agent.conversation[-1].text == "42"
+
+
+def test_sync_and_async_give_the_same_events(server: ScriptedServer, wire: str) -> None:
+    got = {}
+    for mode in ("sync", "async"):
+        server.push(Reply([ToolUse("c1", "double", {"a": 1})]), Reply([Text("two")], chunk=2))
+        store = WatchingStore()
+        agent = Agent(make_config(server, wire), store=store)
+        agent.register_tool(FunctionTool("double", "double it", lambda a: a * 2, SCHEMA))
+        agent.submit_user_message("double 1")
+        got[mode] = _turn(agent, store, mode)
+    assert got["sync"] == got["async"]
