@@ -7,7 +7,8 @@
 #   2b. libFuzzer targets (tests/fuzz/run.sh), PANTO_FUZZ_SECONDS (30) each
 #   2c. the manylinux2014 abi3 wheel (scripts/check-wheel.sh; PANTO_SKIP_WHEEL=1 skips)
 #   3. Python: a venv at .venv, `pip install '.[test,lua]'` (builds the cffi extension)
-#   4. ruff check + ruff format --check on python/ tests/ bench/
+#   4. ruff check + ruff format --check on python/ tests/ bench/; the
+#      generated sync driver matches its source (scripts/unasync.py --check)
 #   5. Go binding (when bindings-go/ exists and `go` is installed): gofmt, vet, test -race
 #   6. pytest; tests marked slow (the long crash-point sweeps, the full secrets
 #      matrix) run only with PANTO_SLOW=1
@@ -94,6 +95,8 @@ lint() {
     local rc=0
     "$VENV/bin/ruff" check --output-format concise python tests bench || rc=1
     "$VENV/bin/ruff" format --check --output-format concise python tests bench || rc=1
+    # the sync turn driver is generated from the async one (also a pytest test)
+    "$VENV/bin/python" scripts/unasync.py --check || rc=1
     return $rc
 }
 
