@@ -94,6 +94,10 @@ class Timeouts:
         self.first_byte = first_byte
         self.idle = idle
 
+    def send_args(self, first_byte: float | None) -> dict[str, Any]:
+        """``transport.send``'s (and ``asend``'s) timeout arguments."""
+        return {"connect": self.connect, "read": self.read, "first_byte": first_byte}
+
     @classmethod
     def of(cls, cfg: Config) -> Timeouts:
         fb, idle = cfg.first_byte_timeout, cfg.idle_timeout
@@ -126,15 +130,7 @@ def open_stream(
 ) -> StreamResponse:
     """Send ``req``; the event-stream response, or raise ``PantoError``."""
     try:
-        resp = send(
-            client,
-            req.url,
-            req.body,
-            req.headers,
-            connect=t.connect,
-            read=t.read,
-            first_byte=t.first_byte,
-        )
+        resp = send(client, req.url, req.body, req.headers, **t.send_args(t.first_byte))
         if resp.status_code == 200 and not is_json(resp):
             return StreamResponse(resp, req, t)
         try:
@@ -276,15 +272,7 @@ async def aopen_stream(
         try:
             async with timeout(t.first_byte):
                 # (the head's wait is the asyncio deadline, not a read timeout)
-                resp = await asend(
-                    client,
-                    req.url,
-                    req.body,
-                    req.headers,
-                    connect=t.connect,
-                    read=t.read,
-                    first_byte=None,
-                )
+                resp = await asend(client, req.url, req.body, req.headers, **t.send_args(None))
         except TimeoutError:
             raise stall_error("first_byte", host_of(req.url), t.first_byte or 0.0) from None
         if resp.status_code == 200 and not is_json(resp):
