@@ -573,3 +573,39 @@ def test_replicas_bench_smoke(isolated_home: Path) -> None:
     )
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("busy: ") == 3 and "concurrency:   4 turns" in r.stdout, r.stdout
+
+
+def test_behind_haproxy_a_permission_request_is_answered_through_the_one_url(
+    replicas: Replicas, haproxy: str, database: str, tmp_path: Path
+) -> None:
+    """Round robin sends the prompt, the event stream and the answer to
+    either replica; the answer reaches the one waiting for it."""
+    lb = haproxy
+    sid = create_with_approvals(lb, tmp_path, 30)
+    last = 0
+    holders = set()
+    for decision, name in (("once", "allowed"), ("always", "always"), ("deny", "denied")):
+        marker = tmp_path / name
+        assert prompt(lb, sid, f"call bash touch {marker}", mode="reject").status_code == 202
+        req = read_events(lb, sid, A, "permission.requested", after=last)[-1]
+        holders.add(lock_holder_pid(database, sid))
+        if decision == "always":  # one request more: the answer goes to the other replica
+            assert state(lb, sid)["pending_permissions"] == [req["data"]["request"]]
+        # each answer goes through the balancer, to whichever replica it picks
+        assert answer(lb, sid, req["data"]["request"], decision).status_code == 200
+        events = read_events(lb, sid, A, "turn.completed", after=req["id"])
+        res = next(e["data"] for e in events if e["event"] == "permission.resolved")
+        assert res["decision"] == decision and res["why"] == "answered"
+        assert marker.exists() is (decision != "deny")
+        r = answer(lb, sid, req["data"]["request"], "once")
+        assert r.status_code == 409, r.text
+        last = events[-1]["id"]
+    assert holders <= {p.pid for p in replicas.procs}
+    # "always" is in the session: the same command, in a later turn (the
+    # session opened anew, on either replica), runs without asking
+    marker = tmp_path / "always"
+    marker.unlink()
+    assert prompt(lb, sid, f"call bash touch {marker}", mode="reject").status_code == 202
+    events = read_events(lb, sid, A, "turn.completed", after=last)
+    assert "permission.requested" not in [e["event"] for e in events] and marker.exists()
+    assert_every_call_answered(messages(lb, sid))
