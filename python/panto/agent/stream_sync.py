@@ -86,7 +86,7 @@ class Stream(io.Base):
                         try:
                             end = io.run_blocking(turn.ctx.compact, self._set_child)  # type: ignore[arg-type]
                         finally:
-                            self._close_child()  # a cancelled task leaves the thread running
+                            self._close_child()  # (async: a cancelled wait leaves the thread running)
                             self._child = None
                         end = self._compaction_done(end)
                         if end is not None:
@@ -119,7 +119,7 @@ class Stream(io.Base):
             self._closed = True
             self._persist()
             if self._hooks and not self._ended:
-                # hooks block (a Lua handler may sleep): not on an event loop
+                # hooks block (a Lua handler may sleep): async, off the event loop
                 with contextlib.suppress(Exception):
                     io.run_blocking(self._end_turn)
             self._ended = True
