@@ -184,3 +184,20 @@ def test_approvals_as_events(server: str, tmp_path: Path) -> None:
     assert r.status_code == 404 and rids[2] in r.text and "expired" in r.text, r.text
     r = httpx.post(f"{base}/permissions/perm_99", json={"decision": "once"}, headers=A)
     assert r.status_code == 404 and "perm_99" in r.text
+    # an abort denies the waiting request, before the turn's end
+    marker = tmp_path / "aborted"
+    httpx.post(base + "/prompts", json={"text": f"call bash touch {marker}"}, headers=A)
+    req = read_events(server, sid, A, "permission.requested", after=last)[-1]
+    assert httpx.post(base + "/abort", headers=A, timeout=30).status_code == 200
+    events = read_events(server, sid, A, "turn.aborted", after=req["id"])
+    assert events[0]["event"] == "permission.resolved", events
+    assert events[0]["data"] == {
+        "request": req["data"]["request"],
+        "decision": "deny",
+        "why": "the turn was aborted",
+    }
+    r = httpx.post(
+        f"{base}/permissions/{req['data']['request']}", json={"decision": "once"}, headers=A
+    )
+    assert r.status_code == 404 and "expired" in r.text, r.text
+    assert not marker.exists()

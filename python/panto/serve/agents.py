@@ -35,6 +35,8 @@ log = get_logger("panto.serve")
 MAX_EVENTS = 100_000
 #: Seconds a permission request waits for its answer; then it is denied.
 APPROVAL_TIMEOUT = 300.0
+#: why an abort denied a permission request
+ABORTED = "the turn was aborted"
 
 
 class HubError(Exception):
@@ -191,14 +193,13 @@ class AgentHub:
                     decision, why = answer[0], "answered"
                 else:  # (an abort wakes it without an answer)
                     decision = "deny"
-                    why = "the turn was aborted" if woken else f"no answer within {timeout:g} s"
+                    why = ABORTED if woken else f"no answer within {timeout:g} s"
                 s.settled[rid] = why
                 if len(s.settled) > MAX_EVENTS:
                     del s.settled[next(iter(s.settled))]
-            asyncio.run_coroutine_threadsafe(
-                s.emit("permission.resolved", {"request": rid, "decision": decision, "why": why}),
-                loop,
-            )
+            if why != ABORTED:  # (an abort says so itself, before its turn.aborted)
+                resolved = {"request": rid, "decision": decision, "why": why}
+                asyncio.run_coroutine_threadsafe(s.emit("permission.resolved", resolved), loop)
             return decision
 
         gate.approver = approver
@@ -313,9 +314,16 @@ class AgentHub:
                 await s.emit("turn.aborted", {"turn": s.turns})
 
     async def abort(self, s: ServedSession) -> None:
+        denied = []
         with s.asking:
-            for done, _ in list(s.pending.values()):
-                done.set()  # a waiting permission request is denied
+            for rid, (done, answer) in list(s.pending.items()):
+                if not done.is_set() and not answer:
+                    done.set()  # a waiting permission request is denied
+                    denied.append(rid)
+        for rid in denied:
+            await s.emit(
+                "permission.resolved", {"request": rid, "decision": "deny", "why": ABORTED}
+            )
         task = s.task
         s.session.cancel()
         if task is not None and not task.done():

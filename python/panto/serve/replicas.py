@@ -41,7 +41,7 @@ from typing import Any
 from ..config import Config
 from ..errors import PantoError, SessionError
 from ..logs import get_logger
-from .agents import APPROVAL_TIMEOUT, HubError
+from .agents import ABORTED, APPROVAL_TIMEOUT, HubError
 
 __all__ = ["ReplicaHub"]
 
@@ -84,8 +84,6 @@ def _locked(session_id: str) -> str:
 
 _LOCKED = _locked("s.id")
 _META = "id, owner, model, cwd, created, approval_timeout"
-#: why an abort denied a permission request
-ABORTED = "the turn was aborted"
 #: an answer's decision -> the permission gate's (policy/permissions.py)
 _CHOICES = {"once": "once", "allow": "once", "always": "always", "deny": "deny"}
 
