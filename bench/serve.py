@@ -1,32 +1,45 @@
 """``panto serve`` under load: N concurrent streams of M chunks through the
 proxy against the same streams straight from the upstream, in one run, and
-(optionally) through LiteLLM's proxy as the peer.
+(optionally) through LiteLLM's proxy as the peer; in two modes:
+
+- **burst** (closed loop at saturation): the upstream sends its ``--chunks``
+  events ``--delay`` seconds apart (5 ms) and every client starts its next
+  request as soon as the last one ends, so the proxy, the upstream and the
+  load client (all on this machine) run flat out: the added time to first
+  byte is mostly queueing behind the other streams' chunks;
+- **paced** (sustained load below saturation): the upstream sends the events
+  ``--paced-delay`` seconds apart (20 ms: 50 tokens a second, a model's
+  rate), the clients' first requests are spread over one stream's length
+  and each starts its next when the last ends: ``--concurrency`` streams
+  always open, the proxy well below a full core.
 
 The upstream is a small asyncio server in its own process (``--upstream
-fast``, the default) that writes pre-rendered SSE bytes from
-``panto.providers.codec``'s encoders, ``--chunks`` text events ``--delay``
-seconds apart, chunked, keep-alive; ``--upstream scripted`` uses
-panto.testing.ScriptedServer (threads, in this process) instead, which is
-itself the bottleneck at 200 streams.  The load generator is a minimal
-asyncio HTTP/1.1 client: one kept-alive connection per concurrent stream,
-time to first byte measured at the first ``data:`` of the body.  Runs:
+fast``, the default; one per mode) that writes pre-rendered SSE bytes from
+``panto.providers.codec``'s encoders, chunked, keep-alive; ``--upstream
+scripted`` uses panto.testing.ScriptedServer (threads, in this process)
+instead, which is itself the bottleneck at 200 streams (burst mode only).
+The load generator is a minimal asyncio HTTP/1.1 client: one kept-alive
+connection per concurrent stream, time to first byte measured at the first
+``data:`` of the body.  Runs per mode:
 
 - direct: the client talks to the upstream (OpenAI wire);
 - proxy same-wire: OpenAI client -> panto serve -> OpenAI upstream (bytes
   pass through, teed through the C decoder);
 - proxy cross-wire: OpenAI client -> panto serve -> Anthropic upstream
   (decoded by the C core, encoded for the client);
-- litellm: OpenAI client -> LiteLLM proxy -> the same OpenAI upstream
-  (``litellm[proxy]`` installed into a venv under
+- litellm (burst only): OpenAI client -> LiteLLM proxy -> the same OpenAI
+  upstream (``litellm[proxy]`` installed into a venv under
   ``$XDG_CACHE_HOME/panto-bench/litellm``, reused between runs; skipped with
   one line when it cannot be installed or started).
 
-Printed per run: time to first byte p50/p99, throughput, errors, the proxy
-process's CPU per request; the added time to first byte (proxy - direct) at
-p50 and p99 with its ratio; panto's throughput as a ratio of LiteLLM's; the
-serve process's RSS growth over the proxy runs.  Loopback only; bounded.
+Printed per mode and run: time to first byte p50/p99, throughput, errors,
+the proxy process's CPU per request; the added time to first byte (proxy -
+direct) at p50 and p99 with its ratio; panto's throughput as a ratio of
+LiteLLM's; the serve process's RSS growth over the burst proxy runs.
+Loopback only; bounded.
 
-    python bench/serve.py                      # 200 streams x 50 chunks, 2,000 requests
+    python bench/serve.py                      # both modes, 200 streams x 50 chunks
+    python bench/serve.py --modes paced --no-litellm
     python bench/serve.py --requests 400 --concurrency 50 --no-litellm
 """
 
@@ -133,9 +146,17 @@ async def serve_upstream(chunks: int, delay: float) -> None:
 
 
 async def load(
-    url: str, model: str, n: int, conc: int, timeout: float, pid: int | None = None
+    url: str,
+    model: str,
+    n: int,
+    conc: int,
+    timeout: float,
+    pid: int | None = None,
+    spread: float = 0.0,
 ) -> dict[str, float]:
-    """``n`` streamed chat requests over ``conc`` kept-alive connections."""
+    """``n`` streamed chat requests over ``conc`` kept-alive connections;
+    the connections' first requests start ``spread`` seconds apart in all
+    (0: at once)."""
     host, _, rest = url.removeprefix("http://").partition("/")
     hostname, port = host.split(":")
     body = (
@@ -174,7 +195,9 @@ async def load(
                     counts["errors"] += 1
                 return True
 
-    async def worker() -> None:
+    async def worker(i: int) -> None:
+        if spread:
+            await asyncio.sleep(spread * i / conc)
         conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
         while counts["left"] > 0:
             counts["left"] -= 1
@@ -194,7 +217,7 @@ async def load(
 
     cpu0 = cpu_s(pid) if pid else 0.0
     t0 = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(conc)))
+    await asyncio.gather(*(worker(i) for i in range(conc)))
     wall = time.perf_counter() - t0
     cpu = (cpu_s(pid) - cpu0) if pid else float("nan")
     return {
@@ -287,8 +310,9 @@ def start_litellm(venv: Path, upstream: str, home: str) -> tuple[subprocess.Pope
     return proc, url
 
 
-def start_upstream(a: argparse.Namespace, stack: list[Any]) -> tuple[str, str]:
-    """The OpenAI and Anthropic base URLs of the upstream."""
+def start_upstream(a: argparse.Namespace, delay: float, stack: list[Any]) -> tuple[str, str]:
+    """The OpenAI and Anthropic base URLs of an upstream sending its events
+    ``delay`` seconds apart."""
     if a.upstream == "scripted":
         from panto.conversation import Text
         from panto.testing import Reply, ScriptedServer
@@ -297,47 +321,86 @@ def start_upstream(a: argparse.Namespace, stack: list[Any]) -> tuple[str, str]:
         up.__enter__()
         stack.append(lambda: up.__exit__(None, None, None))
         for _ in range(a.requests * 4 + 100):
-            up.push(Reply([Text("tok " * a.chunks)], chunk=4, delay=a.delay, cache=True))
+            up.push(Reply([Text("tok " * a.chunks)], chunk=4, delay=delay, cache=True))
         return up.base_url("openai-chat"), up.base_url("anthropic-messages")
     cmd = [sys.executable, str(HERE), "--serve-upstream", "--chunks", str(a.chunks)]
-    proc = subprocess.Popen(cmd + ["--delay", str(a.delay)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd + ["--delay", str(delay)], stdout=subprocess.PIPE, text=True)
     stack.append(lambda: (proc.terminate(), proc.wait(10)))
     assert proc.stdout is not None
     url = f"http://127.0.0.1:{int(proc.stdout.readline())}"
     return url + "/v1", url
 
 
+def provider_config(urls: dict[str, tuple[str, str]]) -> str:
+    """Two providers per mode: ``oa-MODE`` (OpenAI wire), ``an-MODE``
+    (Anthropic wire), on that mode's upstream."""
+    out = ""
+    for mode, (oa, an) in urls.items():
+        for name, wire, url in (("oa", "openai-chat", oa), ("an", "anthropic-messages", an)):
+            out += (
+                f'[providers.{name}-{mode}]\nwire = "{wire}"\nbase_url = "{url}"\n'
+                f'api_key = "k"\ndefault_model = "m"\n'
+            )
+    return out + "[retries]\nmax = 0\n"
+
+
+def print_mode(mode: str, results: dict[str, dict[str, float]], note: str) -> None:
+    print(f"\n== {mode}: {note}")
+    print(
+        f"{'run':<18}{'ttfb p50 ms':>12}{'p99 ms':>10}{'req/s':>9}{'chunks/s':>11}"
+        f"{'errors':>8}{'CPU ms/req':>12}"
+    )
+    for name, r in results.items():
+        print(
+            f"{name:<18}{r['p50']:>12.1f}{r['p99']:>10.1f}{r['rps']:>9.1f}{r['chunks_s']:>11.0f}"
+            f"{r['errors']:>8}{r['cpu_ms']:>12.2f}"
+        )
+    d = results["direct"]
+    for name in ("proxy same-wire", "proxy cross-wire"):
+        if name not in results:
+            continue
+        r = results[name]
+        print(
+            f"[{mode}] added ttfb {name[6:]}: p50 {r['p50'] - d['p50']:+.1f} ms "
+            f"({r['p50'] / d['p50']:.2f}x), p99 {r['p99'] - d['p99']:+.1f} ms "
+            f"({r['p99'] / d['p99']:.2f}x); throughput {r['rps'] / d['rps']:.2f}x direct"
+            + (
+                f", {r['rps'] / results['litellm']['rps']:.2f}x litellm"
+                if "litellm" in results
+                else ""
+            )
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--requests", type=int, default=2000, help="requests a run")
     ap.add_argument("--concurrency", type=int, default=200)
     ap.add_argument("--chunks", type=int, default=50)
-    ap.add_argument("--delay", type=float, default=0.005, help="seconds between upstream events")
+    ap.add_argument("--delay", type=float, default=0.005, help="burst: seconds between events")
+    ap.add_argument("--paced-delay", type=float, default=0.02, help="paced: seconds between events")
+    ap.add_argument("--modes", nargs="+", choices=("burst", "paced"), default=["burst", "paced"])
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--upstream", choices=("fast", "scripted"), default="fast")
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM peer")
-    ap.add_argument("--no-cross", action="store_true", help="skip the cross-wire run")
+    ap.add_argument("--no-cross", action="store_true", help="skip the cross-wire runs")
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.serve_upstream:
         asyncio.run(serve_upstream(a.chunks, a.delay))
         return 0
     stack: list[Any] = []
-    results: dict[str, dict[str, float]] = {}
+    results: dict[str, dict[str, dict[str, float]]] = {m: {} for m in a.modes}
+    delays = {"burst": a.delay, "paced": a.paced_delay}
     rss = (0, 0)
     rss_same = 0
     try:
         home = tempfile.mkdtemp(prefix="panto-bench-serve-")
         stack.append(lambda: shutil.rmtree(home, ignore_errors=True))
-        oa, an = start_upstream(a, stack)
+        urls = {m: start_upstream(a, delays[m], stack) for m in a.modes}
         cfg = Path(home) / "config" / "panto" / "config.toml"
         cfg.parent.mkdir(parents=True)
-        cfg.write_text(
-            f'[providers.oa]\nwire = "openai-chat"\nbase_url = "{oa}"\n'
-            f'api_key = "k"\ndefault_model = "m"\n'
-            f'[providers.an]\nwire = "anthropic-messages"\nbase_url = "{an}"\n'
-            f'api_key = "k"\ndefault_model = "m"\n[retries]\nmax = 0\n'
-        )
+        cfg.write_text(provider_config(urls))
         env = {
             **os.environ,
             "HOME": home,
@@ -355,35 +418,44 @@ def main() -> int:
         assert proc.stdout is not None
         serve = proc.stdout.readline().strip().rsplit(" ", 1)[1]
         print(
-            f"# {a.requests} requests, {a.concurrency} concurrent, {a.chunks} chunks each, "
+            f"# {a.requests} requests a run, {a.concurrency} concurrent, {a.chunks} chunks each, "
             f"{a.upstream} upstream; load average {os.getloadavg()[0]:.2f} "
             f"on {os.cpu_count()} CPUs",
             flush=True,
         )
         proxy_url = serve + "/v1/chat/completions"
         run = asyncio.run
-        run(load(proxy_url, "oa/m", min(20, a.requests), min(10, a.concurrency), a.timeout))
+        warm = a.modes[0]
+        run(load(proxy_url, f"oa-{warm}/m", min(20, a.requests), min(10, a.concurrency), a.timeout))
         rss0 = rss_kb(proc.pid)
-        results["direct"] = run(
-            load(oa + "/chat/completions", "m", a.requests, a.concurrency, a.timeout)
-        )
-        results["proxy same-wire"] = run(
-            load(proxy_url, "oa/m", a.requests, a.concurrency, a.timeout, proc.pid)
-        )
-        rss_same = rss_kb(proc.pid)
-        if not a.no_cross:
-            results["proxy cross-wire"] = run(
-                load(proxy_url, "an/m", a.requests, a.concurrency, a.timeout, proc.pid)
-            )
+        proxied = 0
+        for mode in a.modes:
+            oa = urls[mode][0]
+            # paced: the first requests spread over one stream's length (steady state)
+            spread = a.chunks * delays[mode] if mode == "paced" else 0.0
+            res = results[mode]
+
+            def go(
+                url: str, model: str, pid: int | None = None, spread: float = spread
+            ) -> dict[str, float]:
+                return run(load(url, model, a.requests, a.concurrency, a.timeout, pid, spread))
+
+            res["direct"] = go(oa + "/chat/completions", "m")
+            res["proxy same-wire"] = go(proxy_url, f"oa-{mode}/m", proc.pid)
+            proxied += a.requests
+            if mode == "burst":
+                rss_same = rss_kb(proc.pid)
+            if not a.no_cross:
+                res["proxy cross-wire"] = go(proxy_url, f"an-{mode}/m", proc.pid)
+                proxied += a.requests
         rss = (rss0, rss_kb(proc.pid))
-        proxied = a.requests * (1 if a.no_cross else 2)
-        venv = None if a.no_litellm else litellm_venv()
-        lite = start_litellm(venv, oa, home) if venv else None
+        venv = None if a.no_litellm or "burst" not in a.modes else litellm_venv()
+        lite = start_litellm(venv, urls["burst"][0], home) if venv else None
         if lite:
             lproc, lurl = lite
             stack.append(lambda: (lproc.terminate(), lproc.wait(30)))
             run(load(lurl + "/v1/chat/completions", "m", 20, 10, a.timeout))
-            results["litellm"] = run(
+            results["burst"]["litellm"] = run(
                 load(
                     lurl + "/v1/chat/completions",
                     "m",
@@ -396,36 +468,28 @@ def main() -> int:
     finally:
         for undo in reversed(stack):
             undo()
-    print(
-        f"{'run':<18}{'ttfb p50 ms':>12}{'p99 ms':>10}{'req/s':>9}{'chunks/s':>11}"
-        f"{'errors':>8}{'CPU ms/req':>12}"
-    )
-    for name, r in results.items():
+    notes = {
+        "burst": f"closed loop at saturation, upstream events {a.delay * 1000:g} ms apart",
+        "paced": f"sustained load below saturation, upstream events "
+        f"{a.paced_delay * 1000:g} ms apart, first requests spread over "
+        f"{a.chunks * a.paced_delay:g} s",
+    }
+    for mode in a.modes:
+        print_mode(mode, results[mode], notes[mode])
+    print()
+    if "burst" in a.modes:
         print(
-            f"{name:<18}{r['p50']:>12.1f}{r['p99']:>10.1f}{r['rps']:>9.1f}{r['chunks_s']:>11.0f}"
-            f"{r['errors']:>8}{r['cpu_ms']:>12.2f}"
+            f"serve RSS {rss[0] / 1024:.1f} MB -> {rss_same / 1024:.1f} MB "
+            f"(+{(rss_same - rss[0]) / 1024:.1f} MB over {a.requests} burst same-wire requests) "
+            f"-> {rss[1] / 1024:.1f} MB (+{(rss[1] - rss[0]) / 1024:.1f} MB over {proxied} requests)"
         )
-    d = results["direct"]
-    for name in ("proxy same-wire", "proxy cross-wire"):
-        if name not in results:
-            continue
-        r = results[name]
+    else:
         print(
-            f"added ttfb {name[6:]}: p50 {r['p50'] - d['p50']:+.1f} ms ({r['p50'] / d['p50']:.2f}x), "
-            f"p99 {r['p99'] - d['p99']:+.1f} ms ({r['p99'] / d['p99']:.2f}x); "
-            f"throughput {r['rps'] / d['rps']:.2f}x direct"
-            + (
-                f", {r['rps'] / results['litellm']['rps']:.2f}x litellm"
-                if "litellm" in results
-                else ""
-            )
+            f"serve RSS {rss[0] / 1024:.1f} MB -> {rss[1] / 1024:.1f} MB "
+            f"(+{(rss[1] - rss[0]) / 1024:.1f} MB over {proxied} requests)"
         )
-    print(
-        f"serve RSS {rss[0] / 1024:.1f} MB -> {rss_same / 1024:.1f} MB "
-        f"(+{(rss_same - rss[0]) / 1024:.1f} MB over {a.requests} same-wire requests) -> "
-        f"{rss[1] / 1024:.1f} MB (+{(rss[1] - rss[0]) / 1024:.1f} MB over {proxied} requests)"
-    )
-    return 0 if not any(r["errors"] for r in results.values()) else 1
+    ok = not any(r["errors"] for res in results.values() for r in res.values())
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
