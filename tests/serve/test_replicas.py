@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,28 +23,8 @@ from support.serve import create_session, read_events, start_serve, stop
 
 from panto.serve.settings import hash_key
 
-# read now: the isolated_home fixture clears PANTO_* variables for each test
-ADMIN_URL = os.environ.get("PANTO_TEST_POSTGRES_URL")
 A = {"authorization": "Bearer key-a"}
 B = {"x-api-key": "key-b"}
-
-
-@pytest.fixture
-def database() -> Iterator[str]:
-    """A fresh database on the test PostgreSQL server, dropped after."""
-    if not ADMIN_URL:
-        pytest.skip("PANTO_TEST_POSTGRES_URL is not set (tests/run_all.sh and .ci/run set it)")
-    import psycopg
-
-    name = f"panto_replicas_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as c:
-        c.execute(f"CREATE DATABASE {name}")
-    base, _, _ = ADMIN_URL.rpartition("/")
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as c:
-            c.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 class Replicas:

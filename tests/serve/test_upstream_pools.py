@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.serve import start_serve, stop, write_config
+from support.serve import Served, start_serve, stop, write_config
 
 from panto.config import Config
 from panto.conversation import Text
@@ -95,3 +95,13 @@ def test_serve_bench_smoke() -> None:
         assert row[-2] == "0", r.stdout  # errors
         assert float(row[-3]) > 0, r.stdout  # chunks/s: the streams arrived
     assert "added ttfb same-wire: p50" in r.stdout and "serve RSS" in r.stdout
+
+
+def test_the_proxy_routes_answer_other_methods_405_and_bad_json_400(served: Served) -> None:
+    """The proxy routes bypass Starlette for POST only: other methods still
+    get its 405; a POST whose body is not JSON the wire's 400."""
+    assert httpx.get(served.url + "/v1/chat/completions").status_code == 405
+    assert httpx.get(served.url + "/v1/messages").status_code == 405
+    r = httpx.post(served.url + "/v1/messages", content=b"{not json")
+    assert r.status_code == 400 and r.json()["type"] == "error"
+    assert "not JSON" in r.json()["error"]["message"]

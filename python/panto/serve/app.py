@@ -74,23 +74,10 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
             error_body(wire, status, message, type), status, media_type="application/json"
         )
 
-    def proxied(client_wire: str) -> Any:
-        async def endpoint(request: Request) -> Response:
-            try:
-                key = authenticate(request.headers, settings)
-            except AuthError as e:
-                return wire_error(client_wire, e.status, e.message)
-            raw = await request.body()
-            try:
-                status, headers, body = await proxy.handle(client_wire, raw, request.headers, key)
-            except ProxyError as e:
-                s, h, b = error_response(client_wire, e)
-                return Response(b, s, headers=h)
-            if isinstance(body, bytes):
-                return Response(body, status, headers=headers)
-            return StreamingResponse(body, status, headers=headers)
-
-        return endpoint
+    hot = {
+        "/v1/chat/completions": ProxyEndpoint(proxy, settings, OPENAI),
+        "/v1/messages": ProxyEndpoint(proxy, settings, ANTHROPIC),
+    }
 
     async def count_tokens(request: Request) -> Response:
         try:
@@ -266,8 +253,8 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
             one(session_permission),
             methods=["POST"],
         ),
-        Route("/v1/chat/completions", proxied(OPENAI), methods=["POST"]),
-        Route("/v1/messages", proxied(ANTHROPIC), methods=["POST"]),
+        Route("/v1/chat/completions", hot["/v1/chat/completions"], methods=["POST"]),
+        Route("/v1/messages", hot["/v1/messages"], methods=["POST"]),
         Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/health/liveliness", liveliness, methods=["GET"]),
@@ -291,7 +278,117 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
     app.state.proxy = proxy
     app.state.settings = settings
     app.state.serve = state
-    return app
+    return ServeApp(app, hot)
+
+
+class ServeApp:
+    """The ASGI app: a POST to a proxy route goes straight to its
+    ``ProxyEndpoint``; everything else (and the other methods of those
+    routes: 405) to Starlette.  Starlette's routing, middleware and
+    streaming response (a task group per request, a wrapper per write) were
+    a tenth of the proxy's CPU in a profile at 200 streams."""
+
+    def __init__(self, app: Any, hot: dict[str, ProxyEndpoint]) -> None:
+        self.app = app
+        self.state = app.state
+        self._hot = hot
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            endpoint = self._hot.get(scope["path"])
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class ProxyEndpoint:
+    """``POST /v1/chat/completions`` or ``/v1/messages`` as a plain ASGI
+    app: one ``send`` per upstream read, and a task watching for the client
+    to go away (it cancels the relay, which closes the upstream request)."""
+
+    def __init__(self, proxy: Proxy, settings: ServeSettings, wire: str) -> None:
+        self.proxy = proxy
+        self.settings = settings
+        self.wire = wire
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        wire = self.wire
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        try:
+            key = authenticate(headers, self.settings)
+        except AuthError as e:
+            await _respond(send, e.status, {}, error_body(wire, e.status, e.message, None))
+            return
+        parts = []
+        while True:
+            msg = await receive()
+            if msg["type"] != "http.request":
+                return  # the client went away
+            parts.append(msg.get("body", b""))
+            if not msg.get("more_body"):
+                break
+        try:
+            status, out, body = await self.proxy.handle(wire, b"".join(parts), headers, key)
+        except ProxyError as e:
+            s, h, b = error_response(wire, e)
+            await _respond(send, s, h, b)
+            return
+        if isinstance(body, bytes):
+            await _respond(send, status, out, body)
+            return
+        await _stream(send, receive, status, out, body)
+
+
+def _head(status: int, headers: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+    }
+
+
+async def _respond(send: Any, status: int, headers: Mapping[str, str], body: bytes) -> None:
+    h = {"content-type": "application/json", **headers, "content-length": str(len(body))}
+    await send(_head(status, h))
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _stream(
+    send: Any, receive: Any, status: int, headers: Mapping[str, str], body: Any
+) -> None:
+    """Send ``body`` (an async iterator of bytes), one write per item,
+    until it ends or the client disconnects (then it is closed at once)."""
+    import asyncio
+
+    task = asyncio.current_task()
+    state = {"done": False, "gone": False}
+
+    async def watch() -> None:
+        while True:
+            msg = await receive()
+            if msg["type"] == "http.disconnect":
+                break
+        if not state["done"] and task is not None:
+            state["gone"] = True
+            task.cancel()
+
+    watcher = asyncio.ensure_future(watch())
+    try:
+        await send(_head(status, headers))
+        async for data in body:
+            await send({"type": "http.response.body", "body": data, "more_body": True})
+        state["done"] = True
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except asyncio.CancelledError:
+        if not state["gone"]:
+            raise
+        if task is not None and hasattr(task, "uncancel"):
+            task.uncancel()  # (3.11+) the cancel was ours: the client left
+    finally:
+        state["done"] = True
+        watcher.cancel()
+        await body.aclose()
 
 
 async def _count_tokens(proxy: Proxy, raw: bytes, key: ApiKey | None) -> Any:

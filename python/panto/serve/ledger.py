@@ -2,7 +2,9 @@
 tokens, cost, status, time) in the session database -- the ``panto_usage``
 table of PostgreSQL or SQLite -- or, with JSONL sessions, a JSONL file
 beside them (``$PANTO_HOME/serve/usage.jsonl``, mode 0600).  Rows are
-written by one worker thread, never on the event loop."""
+made and written by one worker thread, never on the event loop, in batches
+(all that queued up while the last batch was written: one transaction or
+one file append at 200 requests a second, not 200)."""
 
 from __future__ import annotations
 
@@ -35,19 +37,24 @@ _CREATE = """CREATE TABLE IF NOT EXISTS panto_usage (
 assert all(c.strip() in _CREATE for c in _COLUMNS.split(","))
 
 
+#: At most this many rows are written at once.
+_BATCH = 500
+
+
 class Ledger:
-    """Rows go into a queue; one thread writes them with ``write``."""
+    """Finished requests go into a queue; one thread turns them into rows
+    and writes them with ``write`` (a list of rows at a time)."""
 
     def __init__(
         self,
-        write: Callable[[dict[str, Any]], None],
+        write: Callable[[list[dict[str, Any]]], None],
         check: Callable[[], str | None],
         close: Callable[[], None],
     ) -> None:
         self._write = write
         self._check = check
         self._close = close
-        self._q: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="panto-ledger", daemon=True)
         self._thread.start()
         self.config: Config | None = None
@@ -65,7 +72,12 @@ class Ledger:
         return led
 
     def record(self, outcome: Any) -> None:
-        """Queue the row of a finished request (a ``proxy.Outcome``)."""
+        """Queue the row of a finished request (a ``proxy.Outcome``; the
+        row is made in the writer thread)."""
+        took = (time.monotonic() - outcome.started) * 1000 if outcome.started else None
+        self._q.put((outcome, time.time(), took))
+
+    def _row(self, outcome: Any, at: float, took: float | None) -> dict[str, Any]:
         u = outcome.usage
         cost = None
         if u is not None and self.config is not None and outcome.upstream:
@@ -75,33 +87,49 @@ class Ledger:
                 cost = model_info(self.config, outcome.upstream).cost(u)
             except Exception:  # noqa: BLE001 - no price known
                 cost = None
-        self._q.put(
-            {
-                "at": time.time(),
-                "key_name": outcome.key,
-                "alias": outcome.alias,
-                "upstream": outcome.upstream,
-                "input_tokens": getattr(u, "input_tokens", None),
-                "output_tokens": getattr(u, "output_tokens", None),
-                "cache_read_tokens": getattr(u, "cache_read_tokens", None),
-                "cache_write_tokens": getattr(u, "cache_write_tokens", None),
-                "cost_usd": cost,
-                "status": outcome.status,
-                "duration_ms": (time.monotonic() - outcome.started) * 1000
-                if outcome.started
-                else None,
-            }
-        )
+        return {
+            "at": at,
+            "key_name": outcome.key,
+            "alias": outcome.alias,
+            "upstream": outcome.upstream,
+            "input_tokens": getattr(u, "input_tokens", None),
+            "output_tokens": getattr(u, "output_tokens", None),
+            "cache_read_tokens": getattr(u, "cache_read_tokens", None),
+            "cache_write_tokens": getattr(u, "cache_write_tokens", None),
+            "cost_usd": cost,
+            "status": outcome.status,
+            "duration_ms": took,
+        }
 
     def _run(self) -> None:
+        q = self._q
         while True:
-            row = self._q.get()
-            if row is None:
+            items = [q.get()]
+            while len(items) < _BATCH:
+                try:
+                    items.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            rows, flushed, stop = [], [], False
+            for item in items:
+                if item is None:
+                    stop = True
+                elif isinstance(item, threading.Event):
+                    flushed.append(item)
+                else:
+                    try:
+                        rows.append(self._row(*item))
+                    except Exception as e:  # noqa: BLE001 - the ledger never fails a request
+                        log.warning("usage ledger: a row was not made: %s", e)
+            if rows:
+                try:
+                    self._write(rows)
+                except Exception as e:  # noqa: BLE001 - the ledger never fails a request
+                    log.warning("usage ledger: %d rows were not written: %s", len(rows), e)
+            for done in flushed:
+                done.set()
+            if stop:
                 return
-            try:
-                self._write(row)
-            except Exception as e:  # noqa: BLE001 - the ledger never fails a request
-                log.warning("usage ledger: a row was not written: %s", e)
 
     async def check(self) -> str | None:
         """None when the database answers, else why not (readiness)."""
@@ -110,7 +138,7 @@ class Ledger:
     def flush(self, timeout: float = 5.0) -> None:
         """Wait until the queued rows are written (tests, shutdown)."""
         done = threading.Event()
-        self._q.put({"__flush__": done})  # type: ignore[dict-item]
+        self._q.put(done)
         done.wait(timeout)
 
     def close(self) -> None:
@@ -121,17 +149,6 @@ class Ledger:
 
 def _row_values(row: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(row[c.strip()] for c in _COLUMNS.split(","))
-
-
-def _flushing(write: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
-    def w(row: dict[str, Any]) -> None:
-        marker = row.get("__flush__")
-        if marker is not None:
-            marker.set()
-            return
-        write(row)
-
-    return w
 
 
 def _postgres(url: str) -> tuple[Any, Any, Any]:
@@ -148,11 +165,11 @@ def _postgres(url: str) -> tuple[Any, Any, Any]:
         conn[:] = [c]
         return c
 
-    def write(row: dict[str, Any]) -> None:
-        with lock:
-            connection().execute(
+    def write(rows: list[dict[str, Any]]) -> None:
+        with lock, connection().cursor() as cur:
+            cur.executemany(
                 f"INSERT INTO panto_usage ({_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
-                _row_values(row),
+                [_row_values(r) for r in rows],
             )
 
     def check() -> str | None:
@@ -170,7 +187,7 @@ def _postgres(url: str) -> tuple[Any, Any, Any]:
             for c in conn:
                 c.close()
 
-    return _flushing(write), check, close
+    return write, check, close
 
 
 def _sqlite(path: str) -> tuple[Any, Any, Any]:
@@ -178,20 +195,20 @@ def _sqlite(path: str) -> tuple[Any, Any, Any]:
 
     lock = threading.Lock()
 
-    def write(row: dict[str, Any]) -> None:
+    def write(rows: list[dict[str, Any]]) -> None:
         with lock:
             c = sqlite3.connect(path, timeout=10)
             try:
                 c.execute(_CREATE.format(id="INTEGER PRIMARY KEY"))
-                c.execute(
+                c.executemany(
                     f"INSERT INTO panto_usage ({_COLUMNS}) VALUES ({', '.join(['?'] * 11)})",
-                    _row_values(row),
+                    [_row_values(r) for r in rows],
                 )
                 c.commit()
             finally:
                 c.close()
 
-    return _flushing(write), lambda: None, lambda: None
+    return write, lambda: None, lambda: None
 
 
 def _jsonl() -> tuple[Any, Any, Any]:
@@ -199,10 +216,10 @@ def _jsonl() -> tuple[Any, Any, Any]:
 
     path = panto_home() / "serve" / "usage.jsonl"
 
-    def write(row: dict[str, Any]) -> None:
+    def write(rows: list[dict[str, Any]]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(fd, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+            f.write("".join(json.dumps(r) + "\n" for r in rows))
 
-    return _flushing(write), lambda: None, lambda: None
+    return write, lambda: None, lambda: None
