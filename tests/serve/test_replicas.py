@@ -23,6 +23,9 @@ from support.serve import create_session, read_events, start_serve, stop
 
 from panto.serve.settings import hash_key
 
+# read now: the isolated_home fixture clears PANTO_* variables for each test
+ADMIN_URL = os.environ.get("PANTO_TEST_POSTGRES_URL")
+
 A = {"authorization": "Bearer key-a"}
 B = {"x-api-key": "key-b"}
 
