@@ -124,14 +124,21 @@ class Driver:
         if turn is None or turn.ended:
             return
         if exc is None or isinstance(exc, (Cancelled, GeneratorExit, KeyboardInterrupt, *_aio())):
-            dispatch.cancel_owners(turn.cancel())
+            self._cancel_tools(turn.cancel())
         else:
-            dispatch.cancel_owners(turn.fail(str(exc) or type(exc).__name__))
+            self._cancel_tools(turn.fail(str(exc) or type(exc).__name__))
+
+    def _cancel_tools(self, owners: list[Any]) -> None:
+        """Stop the tool calls still running (``owners``: their owners).
+        Here ``ToolSource.cancel()`` of each (the sync driver's threads);
+        the async driver cancels exactly its calls' tokens instead."""
+        dispatch.cancel_owners(owners)
 
     def _request_cancel(self) -> None:
         """Mark the turn cancelled and wake whatever it waits on: the HTTP
-        read, the tool results, a compaction; running tool sources get
-        ``cancel()`` (native tool threads are abandoned).  Thread-safe."""
+        read, the tool results, a compaction; running tool calls are
+        cancelled (``_cancel_tools``; native tool threads are abandoned).
+        Thread-safe."""
         self._cancel.set()
         self._close_child()
         resp = self._resp
@@ -143,7 +150,7 @@ class Driver:
         turn = self.turn
         r = turn.tools if turn is not None else None
         if r is not None:
-            dispatch.cancel_owners([g.owner for g in r.groups if not g.done])
+            self._cancel_tools([g.owner for g in r.groups if not g.done])
 
     def _set_child(self, child: Any) -> None:
         """The auto-compaction's summarizing stream (None when it ended):

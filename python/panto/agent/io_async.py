@@ -1,16 +1,23 @@
 """What the async turn driver (``stream_async.py``) does its own way: it
 waits on the event loop and runs blocking work (the store, hooks,
-compaction) in a worker thread, so the loop is never blocked.  Its sync
+compaction) in a worker thread, and tool rounds as tasks (see ``Base``), so
+the loop is never blocked.  Its sync
 twin is ``io_sync.py``; the driver body that uses them is written once."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..tools import CancelToken, ToolOutput
 from . import dispatch
 from .driver import TIMED_OUT, Driver
+
+if TYPE_CHECKING:
+    from ..events import Event
+    from .turn import ToolGroup, ToolRound, Turn, TurnContext
 
 __all__ = ["Base", "Inbox", "run_blocking", "step_guard", "wait_cancelled"]
 
@@ -93,7 +100,49 @@ class Inbox:
 
 
 class Base(Driver):
-    """The async stream's own public methods, beside ``aclose()``."""
+    """The async stream's own public methods, beside ``aclose()``, and how
+    it runs a tool round: each group a task on the loop
+    (``dispatch.arun_group``), its calls through
+    ``ToolSource.ainvoke_batch`` with a cancel token each, blocking tool work
+    on the bounded tool pool (``TurnContext.tool_pool``) -- no thread per
+    group.  A cancel or a deadline cancels exactly the calls concerned
+    (never a source's ``cancel()``: a source shared by sessions would stop
+    the others' calls too)."""
+
+    #: the cancel tokens of the tool round running, one per call
+    _tokens: list[CancelToken] = []  # noqa: RUF012 - replaced, never mutated
+
+    def _start_tools(self, r: ToolRound, ctx: TurnContext, inbox: Inbox) -> None:
+        import asyncio
+
+        tokens = self._tokens = [CancelToken() for _ in r.calls]
+        if self._cancel.is_set():
+            self._cancel_tools([])
+        for gid, g in enumerate(r.groups):
+            if not g.done:
+                task = asyncio.ensure_future(
+                    _run_group(inbox, r, gid, g, ctx.hooks, tokens, ctx.tool_pool)
+                )
+                # the loop keeps only weak references to tasks: a group that
+                # timed out finishes in the background and must not vanish
+                _groups.add(task)
+                task.add_done_callback(_groups.discard)
+
+    def _expire(self, turn: Turn) -> list[Event]:
+        """Time out the groups past their deadline; their results.  Their
+        calls' tokens are cancelled ("timed out"), no other call's."""
+        r = turn.tools
+        running = [g for g in r.groups if not g.done] if r is not None else []
+        out, _ = turn.expire(time.monotonic())
+        for g in running:
+            if g.done:
+                for i in g.indices:
+                    self._tokens[i].cancel("timed out")
+        return out
+
+    def _cancel_tools(self, owners: list[Any]) -> None:
+        for token in self._tokens:  # (thread-safe; a finished call's is a no-op)
+            token.cancel()
 
     def close(self) -> None:
         """Synchronous cancel request (e.g. from a signal handler or another
@@ -106,4 +155,24 @@ class Base(Driver):
         self.close()
         turn = self.turn
         if turn is not None and not turn.ended:
-            dispatch.cancel_owners(turn.cancel())
+            self._cancel_tools(turn.cancel())
+
+
+_groups: set[Any] = set()
+
+
+async def _run_group(
+    inbox: Inbox,
+    r: ToolRound,
+    gid: int,
+    g: ToolGroup,
+    hooks: Any,
+    tokens: list[CancelToken],
+    pool: Any,
+) -> None:
+    """One tool group as a task; its outputs go to the driver's inbox."""
+    try:
+        outs = await dispatch.arun_group(r, g, hooks, tokens, pool)
+    except Exception as exc:  # pragma: no cover - arun_group answers errors as results
+        outs = [ToolOutput(f"{type(exc).__name__}: {exc}", True)] * len(g.indices)
+    inbox.post((gid, outs))

@@ -10,10 +10,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from . import dispatch
 from .driver import TIMED_OUT, Driver
 
 if TYPE_CHECKING:
     import queue
+
+    from ..events import Event
+    from .turn import ToolRound, Turn, TurnContext
 
 __all__ = ["Base", "Inbox", "run_blocking", "step_guard", "wait_cancelled"]
 
@@ -64,7 +68,18 @@ class Inbox:
 
 class Base(Driver):
     """The sync stream's own public methods (beside the generated
-    ``close()``)."""
+    ``close()``), and how it runs a tool round: one daemon thread per group
+    (``dispatch.start``); a cancel or a deadline reaches a source through
+    its ``cancel()``."""
+
+    def _start_tools(self, r: ToolRound, ctx: TurnContext, inbox: Inbox) -> None:
+        dispatch.start(r, ctx.hooks, inbox.post)
+
+    def _expire(self, turn: Turn) -> list[Event]:
+        """Time out the groups past their deadline; their results."""
+        out, owners = turn.expire(time.monotonic())
+        dispatch.cancel_owners(owners)
+        return out
 
     def cancel(self) -> None:
         """``close()``: safe from any thread."""

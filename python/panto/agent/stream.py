@@ -30,10 +30,12 @@ comments are not progress); either one firing is a retryable error, shown
 as a ``ProviderRetry`` when the round had not streamed content yet.
 
 ``close()`` (or leaving the ``with`` block, or ``KeyboardInterrupt`` inside
-``next()``) cancels: the HTTP response is closed, running ``ToolSource``
-batches get ``cancel()``, native tool threads are abandoned, and the
-conversation is left valid for the next turn (every tool call gets a result;
-the ones that did not finish get an ``is_error`` ``"cancelled"`` result).
+``next()``) cancels: the HTTP response is closed, running tool calls are
+cancelled (async: each call's ``CancelToken``, so exactly this turn's calls
+stop; sync: the running sources' ``cancel()``), native tools are abandoned,
+and the conversation is left valid for the next turn (every tool call gets a
+result; the ones that did not finish get an ``is_error`` ``"cancelled"``
+result).
 
 Auto-compaction, when a round starts with the context full: a
 ``CompactionStart`` event, the summary request (a child stream, cancelled
@@ -41,7 +43,8 @@ with this one), then ``CompactionEnd`` (also on a failure, with ``error``);
 a cancel in between leaves the conversation and the session as they were.
 
 Agent hooks: every dispatched call passes through ``before_tool_call`` and
-its result through ``after_tool_call``, both on the call's dispatch thread;
+its result through ``after_tool_call``, both off the event loop (sync: on
+the group's dispatch thread; async: on the bounded tool pool);
 ``turn_end`` runs once when the turn ends -- after the final
 ``MessageComplete`` (when the consumer asks for the next event or closes the
 stream), on an error, or on cancel.

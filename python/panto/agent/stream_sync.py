@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PantoError, TruncatedStream
 from ..events import Event
 from ..providers.exchange import Timeouts, open_stream
-from . import dispatch
 from . import io_sync as io
 from .driver import (
     DISPATCHING,
@@ -186,9 +185,10 @@ class Stream(io.Base):
         io.run_blocking(persist_all, turn.ctx.persist, turn.take_pending())
 
     def _run_tools(self, turn: Turn) -> Iterator[Event]:
-        """The tool round: one thread per group (``agent/dispatch.py``),
-        the results reported to the turn as they arrive, and the calls whose
-        deadline passed expired."""
+        """The tool round: its groups started (``io.Base._start_tools``:
+        async, a task per group with a cancel token per call; sync, a thread
+        per group), the results reported to the turn as they arrive, and the
+        groups whose deadline passed expired (their calls cancelled)."""
         r = turn.tools
         assert r is not None
         for ev in turn.start_tools(time.monotonic()):
@@ -198,12 +198,11 @@ class Stream(io.Base):
         inbox = self._inbox = io.Inbox()
         if self._cancel.is_set():
             raise Cancelled()
-        dispatch.start(r, turn.ctx.hooks, inbox.post)
+        self._start_tools(r, turn.ctx, inbox)
         while turn.phase is DISPATCHING:
             item = inbox.get(turn.next_deadline())
             if item is TIMED_OUT:
-                out, owners = turn.expire(time.monotonic())
-                dispatch.cancel_owners(owners)
+                out = self._expire(turn)
             else:
                 if item is None or self._cancel.is_set():
                     raise Cancelled()
