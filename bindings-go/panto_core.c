@@ -348,6 +348,8 @@ size_t pt_utf8_valid_prefix(const uint8_t *s, size_t n)
 
 enum { JV_NULL = 1, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT };
 
+#define PT_JSON_HINTS 4
+
 typedef struct {
     uint8_t type;       /* JV_* */
     uint8_t escaped;    /* JV_STRING: the raw text contains a backslash */
@@ -374,7 +376,25 @@ typedef struct {
      * raw key texts (a key written with escapes is always kept). */
     const char *const *skip_keys;   /* set with pt_json_skip_keys */
     const char *skip_by_len[32];   /* the skip key of each length */
+    /* The last long string value the reader validated (its raw bytes
+     * between the quotes, at least PT_JSON_SEEN_MIN of them): a string
+     * that repeats it byte for byte is valid without a second scan (a
+     * Responses stream repeats the whole text in three `.done` events). */
+    int seen_on;        /* the caller's choice (off: never used) */
+    uint8_t *seen;
+    size_t seen_len, seen_cap;
+    int seen_esc;
+    /* Texts a long string value is likely to hold, unescaped (valid
+     * UTF-8): a string that unescapes to exactly one of them is checked
+     * against it, which proves it valid, instead of scanned (the Responses
+     * wire repeats a block's text in its `.done` events). */
+    const uint8_t *hint[PT_JSON_HINTS];
+    size_t hint_len[PT_JSON_HINTS];
+    unsigned n_hints;
+    uint64_t n_hinted, n_seen;   /* strings checked either way (tests) */
 } jdoc;
+
+#define PT_JSON_SEEN_MIN 1024
 
 PT_INTERNAL void pt_json_doc_free(jdoc *d);
 
@@ -448,9 +468,41 @@ void pt_json_doc_free(jdoc *d)
     d->nodes = NULL;
     d->n = 0;
     d->cap = 0;
+    free(d->seen);
+    d->seen = NULL;
+    d->seen_len = 0;
+    d->seen_cap = 0;
 }
 
-size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode); }
+size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode) + d->seen_cap; }
+
+/* Remember the validated string body s[0..n) (silently not when out of
+ * memory: it is only a cache). */
+static void seen_store(jdoc *d, const uint8_t *s, size_t n, int esc)
+{
+    if (n > d->seen_cap) {
+        uint8_t *p = realloc(d->seen, n);
+        if (p == NULL) {
+            d->seen_len = 0;
+            return;
+        }
+        d->seen = p;
+        d->seen_cap = n;
+    }
+    memcpy(d->seen, s, n);
+    d->seen_len = n;
+    d->seen_esc = esc;
+}
+
+/* s[st..) repeats the remembered string body and its closing quote
+ * follows: then it is valid (a valid body ends at a character and escape
+ * boundary, so that quote closes it). */
+static inline int seen_again(const jdoc *d, const uint8_t *s, size_t len, size_t st)
+{
+    size_t n = d->seen_on ? d->seen_len : 0;
+    return n && len - st > n && s[st + n] == '"' && s[st] == d->seen[0] &&
+           memcmp(s + st, d->seen, n) == 0;
+}
 
 static int grow(jdoc *d)
 {
@@ -558,6 +610,129 @@ static inline int utf8_block(__m128i v, int cut, int at_stop)
     return bits ? -1 : cut;
 }
 #endif
+
+static size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o);
+
+#ifdef PT_SSE2
+/* The byte a two-byte escape \\c stands for, by c; 0: not one. */
+static const uint8_t ESC_BYTE[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+    ['f'] = '\f', ['n'] = '\n',   ['r'] = '\r', ['t'] = '\t'};
+#endif
+
+/* The string body at s[st..) unescapes to exactly t[0..tn) (valid UTF-8):
+ * 1 with *pe the index of its closing quote and *pesc set when it holds a
+ * backslash, else 0 (the caller scans it).  Matching proves the body valid
+ * without looking at its UTF-8: its raw bytes between escapes are runs of
+ * t (whole characters, as each escape stands for whole characters) and
+ * hold no quote, backslash or control byte; every escape is checked as
+ * scan_string checks it. */
+static int hint_match(const uint8_t *s, size_t len, size_t st, const uint8_t *t, size_t tn,
+                      size_t *pe, int *pesc)
+{
+    size_t i = st, j = 0;
+    int esc = 0;
+    for (;;) {
+#ifdef PT_SSE2
+        const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+        const __m128i vc = _mm_set1_epi8(0x1F);
+        while (len - i >= 16 && tn - j >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(t + j));
+            __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb));
+            hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(v, vc), v));
+            unsigned m = (unsigned)_mm_movemask_epi8(hit) |
+                         ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, w)) ^ 0xFFFFu);
+            if (m == 0) {
+                i += 16;
+                j += 16;
+                continue;
+            }
+            unsigned k = (unsigned)__builtin_ctz(m);
+            i += k;
+            j += k;
+            /* a two-byte escape standing for the text's byte: on (one in
+             * 25 bytes of prose and code) */
+            if (s[i] == '\\' && i + 1 < len && ESC_BYTE[s[i + 1]] && t[j] == ESC_BYTE[s[i + 1]]) {
+                i += 2;
+                j++;
+                esc = 1;
+                continue;
+            }
+            break;
+        }
+#endif
+        if (i >= len)
+            return 0;
+        uint8_t c = s[i];
+        if (c == '"') {
+            if (j != tn)
+                return 0;
+            *pe = i;
+            *pesc = esc;
+            return 1;
+        }
+        if (c == '\\') {
+            uint8_t buf[4], one;
+            size_t k = i, n;
+            if (len - i < 2)
+                return 0;
+            switch (s[i + 1]) {
+            case '"': case '\\': case '/': one = s[i + 1]; goto one_byte;
+            case 'b': one = '\b'; goto one_byte;
+            case 'f': one = '\f'; goto one_byte;
+            case 'n': one = '\n'; goto one_byte;
+            case 'r': one = '\r'; goto one_byte;
+            case 't': one = '\t';
+            one_byte:
+                if (j >= tn || t[j] != one)
+                    return 0;
+                i += 2;
+                j++;
+                esc = 1;
+                continue;
+            case 'u': {
+                long u = len - i >= 6 ? hex4(s + i + 2) : -1;
+                if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+                    return 0;
+                if (u >= 0xD800 && u <= 0xDBFF) {
+                    long lo = -1;
+                    if (len - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u')
+                        lo = hex4(s + i + 8);
+                    if (lo < 0xDC00 || lo > 0xDFFF)
+                        return 0;
+                }
+                break;
+            }
+            default:
+                return 0;
+            }
+            n = unescape_one(s, &k, buf);
+            if (n > tn - j || memcmp(buf, t + j, n) != 0)
+                return 0;
+            i = k;
+            j += n;
+            esc = 1;
+            continue;
+        }
+        if (c < 0x20 || j >= tn || t[j] != c)
+            return 0;
+        i++;
+        j++;
+    }
+}
+
+/* The string body at s[st..) is one of d's hints (hint_match). */
+static int hinted(const jdoc *d, const uint8_t *s, size_t len, size_t st, size_t *pe, int *pesc)
+{
+    for (unsigned k = 0; k < d->n_hints; k++) {
+        size_t tn = d->hint_len[k];
+        if (tn >= PT_JSON_SEEN_MIN && len - st > tn &&
+            hint_match(s, len, st, d->hint[k], tn, pe, pesc))
+            return 1;
+    }
+    return 0;
+}
 
 /* Scan a string body starting just after the opening quote at *pi.  On
  * success *pi is the index of the closing quote.  On error *pi is where the
@@ -922,11 +1097,21 @@ value:
     case '"': {
         size_t st = i + 1, e = st;
         int esc = 0;
-        if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
+        if (seen_again(d, s, len, st)) {
+            e = st + d->seen_len;
+            esc = d->seen_esc;
+            d->n_seen++;
+        } else if (d->n_hints && hinted(d, s, len, st, &e, &esc)) {
+            d->n_hinted++;
+            /* valid: a hinted text (not remembered: checking it against
+             * the hint again costs about what a copy's new pages do) */
+        } else if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
             if (msg == MSG_UNTERMINATED)   /* point at the opening quote */
                 e = i;
             i = e;
             goto fail;
+        } else if (e - st >= PT_JSON_SEEN_MIN && d->seen_on) {
+            seen_store(d, s + st, e - st, esc);
         }
         if (store) {
             if (++total > max_total)
@@ -1969,12 +2154,18 @@ struct panto_stream {
      * input, had the fast path not waited for the rest of a cut event
      * (fast_defer in stream.c): max_buffer_bytes counts without them. */
     size_t in_defer;
+    /* fast_defer's memory of the cut event at input offset defer_at: its
+     * bytes from defer_from hold no line end (a long data line fed in
+     * small pieces is searched once, not once per feed). */
+    uint64_t defer_at;
+    size_t defer_from;
     int fast;                   /* fast paths enabled: 1; tests set 0 (off) or
                                    2 (on, but cut events go through the
                                    general SSE parser: no fast_defer) */
     pt_fcache fcache;
     uint64_t n_fast;            /* events a fast path decoded (tests) ... */
     uint64_t n_fast_parsed;     /* ... of them after the general SSE parser */
+    uint64_t n_in_place;        /* events dispatched in place (fast_defer) */
     uint64_t in_base;           /* offset in the whole input of in.p[0] */
     uint64_t cur_off;           /* offset of the event being decoded */
 
@@ -2024,6 +2215,13 @@ struct panto_stream {
     uint64_t synth_key;         /* OpenAI: keys for tool calls without index */
     int last_tool_slot;         /* OpenAI: the most recent tool call slot */
     int rs_tools;               /* Responses: a function call was seen */
+    int rs_hint_slot;           /* Responses: the last block opened that
+                                   streams text (text, tool_use, thinking), -1 */
+    /* Responses: the texts of the last long blocks recycled, newest at
+     * rs_texts_next - 1: the `.done` events and response.completed repeat
+     * them (hints for the JSON reader, json.h) */
+    pbuf rs_texts[PT_JSON_HINTS - 1];
+    unsigned rs_texts_next;
 
     /* flags */
     int eof;                    /* panto_stream_finish called */
@@ -2140,10 +2338,10 @@ PT_INTERNAL int pt_openai_fast_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_responses_fast_event(panto_stream *s, const sse_event *ev);
 
-/* The fast path took b[0..len), `lines` lines, the last one (the blank
- * line) starting at b[blank]: update the SSE parser and the stream as
- * parse_next would have. */
-static inline void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines)
+/* The event b[0..len), `lines` lines, the last one (the blank line)
+ * starting at b[blank], is taken off the input without the SSE parser:
+ * update it and the stream as parse_next would have. */
+static inline void pt_event_commit(panto_stream *s, size_t len, size_t blank, unsigned lines)
 {
     sse_parser *p = &s->sse;
     uint64_t start = s->in_base + s->in_off;
@@ -2154,10 +2352,16 @@ static inline void pt_fast_commit(panto_stream *s, size_t len, size_t blank, uns
     p->scanned = 0;
     s->in_off += len;
     s->in_borrowed = 1;
-    s->n_fast++;
     s->cur_off = start;
     s->n_events++;
     s->ev_line = p->line_no > 2 ? p->line_no - 2 : 1;
+}
+
+/* The fast path took b[0..len) (pt_event_commit), counted. */
+static inline void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines)
+{
+    pt_event_commit(s, len, blank, lines);
+    s->n_fast++;
 }
 
 /* Keep b[0..len) and the walk state in the prefix cache (silently not when
@@ -2684,9 +2888,22 @@ static void recycle_retired(panto_stream *s) {
     if (!s->n_retired)
         return;
     s->blk_gen++;
-    for (size_t i = 0; i < s->n_slots; i++)
-        if (s->slots[i].state == PT_SLOT_RETIRED)
-            slot_recycle(&s->slots[i]);
+    for (size_t i = 0; i < s->n_slots; i++) {
+        if (s->slots[i].state != PT_SLOT_RETIRED)
+            continue;
+        if ((int)i == s->rs_hint_slot)
+            s->rs_hint_slot = -1;
+        if (s->wire == PANTO_WIRE_OPENAI_RESPONSES && s->slots[i].kind != PANTO_BLOCK_SERVER &&
+            s->slots[i].text.len >= PT_JSON_SEEN_MIN) {
+            /* kept for the events that repeat it (pt_responses_event) */
+            pbuf *keep = &s->rs_texts[s->rs_texts_next];
+            s->rs_texts_next = (s->rs_texts_next + 1) % (PT_JSON_HINTS - 1);
+            pt_pbuf_free(keep);
+            *keep = s->slots[i].text;
+            memset(&s->slots[i].text, 0, sizeof s->slots[i].text);
+        }
+        slot_recycle(&s->slots[i]);
+    }
     s->n_retired = 0;
 }
 
@@ -2967,6 +3184,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
     s->doc.max_nodes = json_node_limit(s->opt.max_event_bytes);
     s->tt_slot = -1;
     s->last_tool_slot = -1;
+    s->rs_hint_slot = -1;
     s->fast = 1;
     *out = s;
     return PANTO_OK;
@@ -2993,6 +3211,8 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
     }
     free(s->slots);
     free(s->keys);
+    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+        pt_pbuf_free(&s->rs_texts[i]);
     pt_pbuf_free(&s->stop_raw);
     pt_pbuf_free(&s->err_msg);
     pt_pbuf_free(&s->err_type);
@@ -3121,6 +3341,62 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
  * them out, as the parser would have).  A line over max_event_bytes is the
  * parser's error, and at end of input the parser reports the truncation:
  * neither waits.  0 otherwise (the general path). */
+/* p[0..n) holds only a-z, '_' and '.' (an event name of the Responses
+ * wire past "response."); 16 bytes at a time, the last block overlapping. */
+static int event_name_chars(const uint8_t *p, size_t n) {
+    size_t i = 0;
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    if (n >= 16) {
+        for (;; i += 16) {
+            if (i + 16 > n)
+                i = n - 16;
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            __m128i az = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8('a')), v),
+                                       _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8('z')), v));
+            __m128i ok = _mm_or_si128(az, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
+                                                       _mm_cmpeq_epi8(v, _mm_set1_epi8('.'))));
+            if ((unsigned)_mm_movemask_epi8(ok) != 0xFFFFu)
+                return 0;
+            if (i + 16 == n)
+                return 1;
+        }
+    }
+#endif
+    for (; i < n; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || p[i] == '_' || p[i] == '.'))
+            return 0;
+    return 1;
+}
+
+/* An event of the Responses wire that its fast path declined, of the
+ * usual shape -- b[0..skip) its `event: response.X` line, then one `data:`
+ * line ending at b[eol] and a blank line, all in the input -- is
+ * dispatched as the SSE parser would dispatch it, with its data read where
+ * it lies instead of copied: a `.done` event repeats a whole text, and
+ * response.completed the whole response.  1 (decoded), -1 (decoded, error
+ * set), or 0: the general path. */
+static int in_place(panto_stream *s, const uint8_t *b, size_t n, size_t skip, size_t eol) {
+    size_t i = skip;
+    if (b[eol] != '\n' || n - eol < 2 || b[eol + 1] != '\n' || eol + 2 > s->sse.max_event_bytes ||
+        eol - i < 5 || memcmp(b + i, "data:", 5) != 0)
+        return 0;
+    i += 5;
+    if (i < eol && b[i] == ' ')
+        i++;
+    const sse_parser *p = &s->sse;
+    sse_event se;
+    se.event = (const char *)b + 7; /* "event: " */
+    se.event_len = skip - 8;
+    se.data = (const char *)b + i;
+    se.data_len = eol - i;
+    se.id = p->last_id.len ? (const char *)p->last_id.p : "";
+    se.id_len = p->last_id.len;
+    se.retry = p->retry;
+    pt_event_commit(s, eol + 2, eol + 1, 3);
+    s->n_in_place++;
+    return dispatch(s, &se) != 0 ? -1 : 1;
+}
+
 static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     static const char an_head[] = "event: content_block_delta\n";
     size_t skip = 0;
@@ -3132,14 +3408,20 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     if (s->wire == PANTO_WIRE_OPENAI_RESPONSES && n > 16 && memcmp(b, "event: response.", 16) == 0) {
         /* the event line of a delta is there, its data line not yet */
         const uint8_t *nl = memchr(b + 16, '\n', n - 16 < 64 ? n - 16 : 64);
-        size_t k = 16;
-        while (nl && b + k < nl && ((b[k] >= 'a' && b[k] <= 'z') || b[k] == '_' || b[k] == '.'))
-            k++;
-        if (nl && b + k == nl)
-            skip = k + 1;
+        if (nl && event_name_chars(b + 16, (size_t)(nl - b) - 16))
+            skip = (size_t)(nl - b) + 1;
     }
-    if (pt_sse_find_eol(b + skip, n - skip) != NULL)
-        return 0;
+    uint64_t at = s->in_base + s->in_off;
+    size_t from = skip;
+    if (s->defer_at == at && s->defer_from > skip && s->defer_from <= n)
+        from = s->defer_from;
+    const uint8_t *eol = pt_sse_find_eol(b + from, n - from);
+    if (eol)
+        return s->wire == PANTO_WIRE_OPENAI_RESPONSES && skip
+                   ? in_place(s, b, n, skip, (size_t)(eol - b))
+                   : 0;
+    s->defer_at = at;
+    s->defer_from = n;
     s->in_defer = skip;
     return 2;
 }
@@ -3487,6 +3769,8 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
              s->slots[i].tool_name.cap + s->slots[i].cites.cap + s->slots[i].raw.cap;
     m += s->cap_keys * sizeof *s->keys;
     m += s->stop_raw.cap + s->err_msg.cap + s->err_type.cap;
+    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+        m += s->rs_texts[i].cap;
     return m;
 }
 
@@ -3500,6 +3784,8 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     pt_pbuf_free(&s->in_keep);
     s->in_borrowed = 0;
     s->in_defer = 0;
+    s->defer_at = 0;
+    s->defer_from = 0;
     s->fcache.wire = 0;
     pt_pbuf_clear(&s->fcache.bytes);
     s->in_off = 0;
@@ -3532,6 +3818,10 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     s->refusal_seen = 0;
     s->synth_key = 0;
     s->last_tool_slot = -1;
+    s->rs_hint_slot = -1;
+    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+        pt_pbuf_free(&s->rs_texts[i]);
+    s->rs_texts_next = 0;
     s->eof = 0;
     s->terminal = 0;
     s->done = 0;
@@ -5253,6 +5543,13 @@ static int rs_string(panto_stream *s, const jnode *n, const char *what, panto_st
     return pt_str(s, n, out);
 }
 
+/* rs_string's check alone, for a string not needed. */
+static int rs_string_type(panto_stream *s, const jnode *n, const char *what) {
+    if (n && n->type != JV_NULL && n->type != JV_STRING)
+        return pt_protocol(s, "%s is not a string (event %llu)", what, RS_EVN(s));
+    return 0;
+}
+
 static int rs_index(panto_stream *s, const jnode *n, const char *type, const char *name,
                     uint64_t max, uint64_t *out) {
     if (!n || pt_json_u64(n, out) != 0 || *out > max)
@@ -5353,6 +5650,8 @@ static int rs_open(panto_stream *s, int32_t kind, uint64_t key, panto_str id, pa
         return -1;
     k->slot = (uint32_t)si;
     s->slots[si].keyed = 1;
+    if (kind != PANTO_BLOCK_SERVER)
+        s->rs_hint_slot = si;
     return si;
 }
 
@@ -5468,10 +5767,10 @@ static int rs_text(panto_stream *s, const jnode **r, const char *type, int field
     if (si < 0)
         return si == -2 ? 0 : -1;
     panto_str t;
+    if (field != RS_DELTA && s->slots[si].text.len)
+        return rs_string_type(s, r[field], type); /* the text came as deltas */
     if (rs_string(s, r[field], type, &t) != 0)
         return -1;
-    if (field != RS_DELTA && s->slots[si].text.len)
-        return 0;
     if (refusal && t.len)
         s->refusal_seen = 1;
     return pt_block_delta(s, si, t);
@@ -5550,10 +5849,10 @@ static int rs_item_text(panto_stream *s, const jnode **r, const char *type, int3
                            (unsigned long long)o, panto_block_kind_name(s->slots[si].kind),
                            RS_EVN(s));
     panto_str t;
+    if (whole && s->slots[si].text.len)
+        return rs_string_type(s, r[field], type); /* the text came as deltas */
     if (rs_string(s, r[field], type, &t) != 0)
         return -1;
-    if (whole && s->slots[si].text.len)
-        return 0;
     return pt_block_delta(s, si, t);
 }
 
@@ -5681,7 +5980,33 @@ int pt_responses_event(panto_stream *s, const sse_event *ev) {
         p++, n--;
     if (n == 0)
         return 0; /* an empty data event carries nothing */
+    /* The `.done` events and response.completed repeat the text of the
+     * last block (a message's text, a call's arguments, a summary): the
+     * reader checks a long string against it, or
+     * against the last long string it read, instead of scanning it
+     * (json.h).  Part of the fast paths: off with them, so that the tests
+     * comparing both (tests/c/test_fast.c, the fuzz targets) cover it. */
+    jdoc *d = &s->doc;
+    d->n_hints = 0;
+    if (s->fast) {
+        const pt_slot *ts = s->rs_hint_slot >= 0 ? &s->slots[s->rs_hint_slot] : NULL;
+        if (ts && ts->state != PT_SLOT_FREE && ts->text.len >= PT_JSON_SEEN_MIN) {
+            d->hint[d->n_hints] = ts->text.p;
+            d->hint_len[d->n_hints++] = ts->text.len;
+        }
+        for (unsigned k = 1; k <= PT_JSON_HINTS - 1; k++) { /* the newest first */
+            const pbuf *t =
+                &s->rs_texts[(s->rs_texts_next + PT_JSON_HINTS - 1 - k) % (PT_JSON_HINTS - 1)];
+            if (t->len >= PT_JSON_SEEN_MIN && d->n_hints < PT_JSON_HINTS) {
+                d->hint[d->n_hints] = t->p;
+                d->hint_len[d->n_hints++] = t->len;
+            }
+        }
+    }
+    d->seen_on = s->fast != 0;
     const jnode *root = pt_parse_json(s, ev);
+    d->n_hints = 0;
+    d->seen_on = 0;
     if (!root)
         return -1;
     if (root->type != JV_OBJECT)
@@ -5778,6 +6103,11 @@ typedef struct {
     size_t st, e;          /* the delta string between its quotes; st 0: none */
     int esc;
     size_t type_st, type_e; /* the type string */
+    /* template matches: where the sequence number's digits are in the
+     * event when they differ from the template's (0: they do not), whether
+     * they are a plain integer, and whether there are as many */
+    size_t seq_st;
+    int seq_plain, seq_moved;
 } rs_walk;
 
 #define RSF_MAX_MEMBERS 64
@@ -5788,7 +6118,7 @@ typedef struct {
  * Consecutive deltas differ only there (the sequence number, the text,
  * the obfuscation padding), so the next event is compared with the
  * template and only its values are scanned. */
-enum { RSH_STR, RSH_DELTA, RSH_NUM, RSH_O, RSH_C };
+enum { RSH_STR, RSH_DELTA, RSH_NUM, RSH_SEQ, RSH_O, RSH_C };
 #define RSF_MAX_HOLES 24
 typedef struct {
     uint32_t st, e; /* a string's bytes between its quotes; a number's digits */
@@ -5800,14 +6130,19 @@ typedef struct {
     rs_walk w;
     uint32_t json_off; /* where the JSON object starts in the event */
     unsigned n_holes;  /* > RSF_MAX_HOLES: too many, not kept */
+    unsigned seq_hole; /* the sequence number's hole, or RSF_MAX_HOLES */
+    int seq_ok;        /* its digits are a plain integer: one can be added */
     rs_hole holes[RSF_MAX_HOLES + 1]; /* + a sentinel past every byte */
 } rs_template;
 
 _Static_assert(sizeof(rs_template) <= PT_FCACHE_STATE, "rs_template fits the cache");
 
 static void rs_hole_add(rs_template *t, size_t st, size_t e, int kind, int esc) {
-    if (t && t->n_holes < RSF_MAX_HOLES && e <= UINT32_MAX)
+    if (t && t->n_holes < RSF_MAX_HOLES && e <= UINT32_MAX) {
         t->holes[t->n_holes] = (rs_hole){(uint32_t)st, (uint32_t)e, (uint8_t)kind, (uint8_t)esc};
+        if (kind == RSH_SEQ)
+            t->seq_hole = t->n_holes;
+    }
     if (t)
         t->n_holes++;
 }
@@ -5912,8 +6247,16 @@ static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t ma
                 return 0;
             if (p[v0] == '"')
                 rs_hole_add(t, off + v0 + 1, off + i - 1, RSH_STR, 0);
-            else if (p[v0] == '-' || (p[v0] >= '0' && p[v0] <= '9'))
-                rs_hole_add(t, off + v0, off + i, RSH_NUM, 0);
+            else if (p[v0] == '-' || (p[v0] >= '0' && p[v0] <= '9')) {
+                int seq = RSF_KEY("sequence_number");
+                rs_hole_add(t, off + v0, off + i, seq ? RSH_SEQ : RSH_NUM, 0);
+                if (seq && t) { /* a plain integer: digits, no leading zero */
+                    size_t j = v0;
+                    while (j < i && p[j] >= '0' && p[j] <= '9')
+                        j++;
+                    t->seq_ok = j == i && p[v0] != '0';
+                }
+            }
         }
 #undef RSF_KEY
         i = pt_fws(p, n, i);
@@ -5982,7 +6325,8 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
                 w->st = st - tpl->json_off;
                 w->e = e - tpl->json_off;
                 w->esc = hole->esc;
-            } /* (an index that matched whole is the template's: in *w) */
+            } /* (an index or a sequence number that matched whole is the
+               * template's: in *w) */
         }
         if (at == tl)
             return ni + k;
@@ -6001,14 +6345,21 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
                 w->e = e - tpl->json_off;
                 w->esc = esc;
             }
-        } else if (hole->kind == RSH_NUM) {
+        } else if (hole->kind == RSH_NUM || hole->kind == RSH_SEQ) {
             /* (a sequence number: digits, the full grammar when more follows) */
+            int plain = 1;
             while (e < n && b[e] >= '0' && b[e] <= '9')
                 e++;
             if (e == st || b[st] == '0' || (e < n && (b[e] == '.' || b[e] == 'e' || b[e] == 'E'))) {
                 e = st;
+                plain = 0;
                 if (pt_json_scan_num(b, n, &e) != 0)
                     return 0;
+            }
+            if (hole->kind == RSH_SEQ) {
+                w->seq_st = st;
+                w->seq_plain = plain;
+                w->seq_moved = e - st != hole->e - hole->st;
             }
         } else {
             uint64_t v;
@@ -6025,6 +6376,42 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
     }
 }
 
+/* The template stands for the event just decoded, whose sequence number
+ * is at b[w->seq_st..) when it differs from the template's (same length):
+ * the next delta most likely carries that number plus one, so the template
+ * gets it and the next match runs through it instead of stopping there.
+ * Only a plain integer that keeps its number of digits is counted on (the
+ * template must hold valid JSON); otherwise the next event differs there
+ * and its number is scanned. */
+static PT_HOT_INLINE void rs_seq_predict(pt_fcache *fc, const uint8_t *b, const rs_walk *w) {
+    rs_template *tpl = (rs_template *)fc->state;
+    if (tpl->seq_hole >= tpl->n_holes)
+        return;
+    const rs_hole *h = &tpl->holes[tpl->seq_hole];
+    uint8_t *d = fc->bytes.p + h->st;
+    size_t len = h->e - h->st, k = len;
+    if (w && w->seq_st) {
+        tpl->seq_ok = w->seq_plain;
+        for (size_t j = 0; j < len; j++)
+            d[j] = b[w->seq_st + j];
+    }
+    if (!tpl->seq_ok)
+        return;
+    if (d[len - 1] != '9') { /* nine times in ten */
+        d[len - 1]++;
+        return;
+    }
+    while (k > 0 && d[k - 1] == '9')
+        k--;
+    if (k == 0) { /* 99 + 1 has another digit */
+        tpl->seq_ok = 0;
+        return;
+    }
+    d[k - 1]++;
+    while (k < len)
+        d[k++] = '0';
+}
+
 int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     static const char head[] = "event: response.";
     pt_fcache *fc = &s->fcache;
@@ -6036,14 +6423,19 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
         size_t i = rs_template_match(fc->bytes.p, fc->bytes.len, tpl, b, n, &w);
         if (i == RS_ENDED)
             return 0;
-        if (i && w.o <= RS_MAX_OUTPUT && (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
+        /* (a sequence number of another length: a walk makes a new template) */
+        if (i && !w.seq_moved && w.o <= RS_MAX_OUTPUT &&
+            (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
             i = pt_fws(b, n, i);
             if (n - i >= 2 && b[i] == '\n' && b[i + 1] == '\n' && i + 2 <= s->opt.max_event_bytes) {
                 int si = rs_fast_slot(s, &w);
                 if (si < 0)
                     return 0;
                 pt_fast_commit(s, i + 2, i + 1, 3);
-                return rs_fast_apply(s, b + tpl->json_off, &w, si);
+                int r = rs_fast_apply(s, b + tpl->json_off, &w, si);
+                if (r > 0)
+                    rs_seq_predict(fc, b, &w);
+                return r;
             }
         }
     }
@@ -6064,7 +6456,10 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     rs_template tpl;
     rs_walk w;
     const uint8_t *p = b + i;
+    int stored = 0;
     tpl.n_holes = 0;
+    tpl.seq_hole = RSF_MAX_HOLES;
+    tpl.seq_ok = 0;
     size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w, &tpl, i);
     if (!end)
         return 0;
@@ -6078,6 +6473,7 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
         /* the sentinel: after every byte */
         tpl.holes[tpl.n_holes] = (rs_hole){UINT32_MAX, UINT32_MAX, RSH_STR, 0};
         pt_fcache_store(s, PANTO_WIRE_OPENAI_RESPONSES, b, i + end, &tpl, sizeof tpl);
+        stored = 1;
     }
     i = pt_fws(b, n, i + end);
     /* the data line ends here, and a blank line ends the event */
@@ -6087,7 +6483,10 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     if (si < 0)
         return 0;
     pt_fast_commit(s, i + 2, i + 1, 3);
-    return rs_fast_apply(s, p, &w, si);
+    int r = rs_fast_apply(s, p, &w, si);
+    if (r > 0 && stored && fc->wire == PANTO_WIRE_OPENAI_RESPONSES)
+        rs_seq_predict(fc, b, NULL);
+    return r;
 }
 
 int pt_responses_fast_event(panto_stream *s, const sse_event *ev) {

@@ -40,9 +40,41 @@ void pt_json_doc_free(jdoc *d)
     d->nodes = NULL;
     d->n = 0;
     d->cap = 0;
+    free(d->seen);
+    d->seen = NULL;
+    d->seen_len = 0;
+    d->seen_cap = 0;
 }
 
-size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode); }
+size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode) + d->seen_cap; }
+
+/* Remember the validated string body s[0..n) (silently not when out of
+ * memory: it is only a cache). */
+static void seen_store(jdoc *d, const uint8_t *s, size_t n, int esc)
+{
+    if (n > d->seen_cap) {
+        uint8_t *p = realloc(d->seen, n);
+        if (p == NULL) {
+            d->seen_len = 0;
+            return;
+        }
+        d->seen = p;
+        d->seen_cap = n;
+    }
+    memcpy(d->seen, s, n);
+    d->seen_len = n;
+    d->seen_esc = esc;
+}
+
+/* s[st..) repeats the remembered string body and its closing quote
+ * follows: then it is valid (a valid body ends at a character and escape
+ * boundary, so that quote closes it). */
+static inline int seen_again(const jdoc *d, const uint8_t *s, size_t len, size_t st)
+{
+    size_t n = d->seen_on ? d->seen_len : 0;
+    return n && len - st > n && s[st + n] == '"' && s[st] == d->seen[0] &&
+           memcmp(s + st, d->seen, n) == 0;
+}
 
 static int grow(jdoc *d)
 {
@@ -150,6 +182,129 @@ static inline int utf8_block(__m128i v, int cut, int at_stop)
     return bits ? -1 : cut;
 }
 #endif
+
+static size_t unescape_one(const uint8_t *s, size_t *i, uint8_t *o);
+
+#ifdef PT_SSE2
+/* The byte a two-byte escape \\c stands for, by c; 0: not one. */
+static const uint8_t ESC_BYTE[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+    ['f'] = '\f', ['n'] = '\n',   ['r'] = '\r', ['t'] = '\t'};
+#endif
+
+/* The string body at s[st..) unescapes to exactly t[0..tn) (valid UTF-8):
+ * 1 with *pe the index of its closing quote and *pesc set when it holds a
+ * backslash, else 0 (the caller scans it).  Matching proves the body valid
+ * without looking at its UTF-8: its raw bytes between escapes are runs of
+ * t (whole characters, as each escape stands for whole characters) and
+ * hold no quote, backslash or control byte; every escape is checked as
+ * scan_string checks it. */
+static int hint_match(const uint8_t *s, size_t len, size_t st, const uint8_t *t, size_t tn,
+                      size_t *pe, int *pesc)
+{
+    size_t i = st, j = 0;
+    int esc = 0;
+    for (;;) {
+#ifdef PT_SSE2
+        const __m128i vq = _mm_set1_epi8('"'), vb = _mm_set1_epi8('\\');
+        const __m128i vc = _mm_set1_epi8(0x1F);
+        while (len - i >= 16 && tn - j >= 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            __m128i w = _mm_loadu_si128((const __m128i *)(const void *)(t + j));
+            __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, vb));
+            hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_min_epu8(v, vc), v));
+            unsigned m = (unsigned)_mm_movemask_epi8(hit) |
+                         ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, w)) ^ 0xFFFFu);
+            if (m == 0) {
+                i += 16;
+                j += 16;
+                continue;
+            }
+            unsigned k = (unsigned)__builtin_ctz(m);
+            i += k;
+            j += k;
+            /* a two-byte escape standing for the text's byte: on (one in
+             * 25 bytes of prose and code) */
+            if (s[i] == '\\' && i + 1 < len && ESC_BYTE[s[i + 1]] && t[j] == ESC_BYTE[s[i + 1]]) {
+                i += 2;
+                j++;
+                esc = 1;
+                continue;
+            }
+            break;
+        }
+#endif
+        if (i >= len)
+            return 0;
+        uint8_t c = s[i];
+        if (c == '"') {
+            if (j != tn)
+                return 0;
+            *pe = i;
+            *pesc = esc;
+            return 1;
+        }
+        if (c == '\\') {
+            uint8_t buf[4], one;
+            size_t k = i, n;
+            if (len - i < 2)
+                return 0;
+            switch (s[i + 1]) {
+            case '"': case '\\': case '/': one = s[i + 1]; goto one_byte;
+            case 'b': one = '\b'; goto one_byte;
+            case 'f': one = '\f'; goto one_byte;
+            case 'n': one = '\n'; goto one_byte;
+            case 'r': one = '\r'; goto one_byte;
+            case 't': one = '\t';
+            one_byte:
+                if (j >= tn || t[j] != one)
+                    return 0;
+                i += 2;
+                j++;
+                esc = 1;
+                continue;
+            case 'u': {
+                long u = len - i >= 6 ? hex4(s + i + 2) : -1;
+                if (u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+                    return 0;
+                if (u >= 0xD800 && u <= 0xDBFF) {
+                    long lo = -1;
+                    if (len - i >= 12 && s[i + 6] == '\\' && s[i + 7] == 'u')
+                        lo = hex4(s + i + 8);
+                    if (lo < 0xDC00 || lo > 0xDFFF)
+                        return 0;
+                }
+                break;
+            }
+            default:
+                return 0;
+            }
+            n = unescape_one(s, &k, buf);
+            if (n > tn - j || memcmp(buf, t + j, n) != 0)
+                return 0;
+            i = k;
+            j += n;
+            esc = 1;
+            continue;
+        }
+        if (c < 0x20 || j >= tn || t[j] != c)
+            return 0;
+        i++;
+        j++;
+    }
+}
+
+/* The string body at s[st..) is one of d's hints (hint_match). */
+static int hinted(const jdoc *d, const uint8_t *s, size_t len, size_t st, size_t *pe, int *pesc)
+{
+    for (unsigned k = 0; k < d->n_hints; k++) {
+        size_t tn = d->hint_len[k];
+        if (tn >= PT_JSON_SEEN_MIN && len - st > tn &&
+            hint_match(s, len, st, d->hint[k], tn, pe, pesc))
+            return 1;
+    }
+    return 0;
+}
 
 /* Scan a string body starting just after the opening quote at *pi.  On
  * success *pi is the index of the closing quote.  On error *pi is where the
@@ -514,11 +669,21 @@ value:
     case '"': {
         size_t st = i + 1, e = st;
         int esc = 0;
-        if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
+        if (seen_again(d, s, len, st)) {
+            e = st + d->seen_len;
+            esc = d->seen_esc;
+            d->n_seen++;
+        } else if (d->n_hints && hinted(d, s, len, st, &e, &esc)) {
+            d->n_hinted++;
+            /* valid: a hinted text (not remembered: checking it against
+             * the hint again costs about what a copy's new pages do) */
+        } else if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
             if (msg == MSG_UNTERMINATED)   /* point at the opening quote */
                 e = i;
             i = e;
             goto fail;
+        } else if (e - st >= PT_JSON_SEEN_MIN && d->seen_on) {
+            seen_store(d, s + st, e - st, esc);
         }
         if (store) {
             if (++total > max_total)

@@ -11,6 +11,8 @@
 
 enum { JV_NULL = 1, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT };
 
+#define PT_JSON_HINTS 4
+
 typedef struct {
     uint8_t type;       /* JV_* */
     uint8_t escaped;    /* JV_STRING: the raw text contains a backslash */
@@ -37,7 +39,25 @@ typedef struct {
      * raw key texts (a key written with escapes is always kept). */
     const char *const *skip_keys;   /* set with pt_json_skip_keys */
     const char *skip_by_len[32];   /* the skip key of each length */
+    /* The last long string value the reader validated (its raw bytes
+     * between the quotes, at least PT_JSON_SEEN_MIN of them): a string
+     * that repeats it byte for byte is valid without a second scan (a
+     * Responses stream repeats the whole text in three `.done` events). */
+    int seen_on;        /* the caller's choice (off: never used) */
+    uint8_t *seen;
+    size_t seen_len, seen_cap;
+    int seen_esc;
+    /* Texts a long string value is likely to hold, unescaped (valid
+     * UTF-8): a string that unescapes to exactly one of them is checked
+     * against it, which proves it valid, instead of scanned (the Responses
+     * wire repeats a block's text in its `.done` events). */
+    const uint8_t *hint[PT_JSON_HINTS];
+    size_t hint_len[PT_JSON_HINTS];
+    unsigned n_hints;
+    uint64_t n_hinted, n_seen;   /* strings checked either way (tests) */
 } jdoc;
+
+#define PT_JSON_SEEN_MIN 1024
 
 PT_INTERNAL void pt_json_doc_free(jdoc *d);
 

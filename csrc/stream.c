@@ -314,9 +314,22 @@ static void recycle_retired(panto_stream *s) {
     if (!s->n_retired)
         return;
     s->blk_gen++;
-    for (size_t i = 0; i < s->n_slots; i++)
-        if (s->slots[i].state == PT_SLOT_RETIRED)
-            slot_recycle(&s->slots[i]);
+    for (size_t i = 0; i < s->n_slots; i++) {
+        if (s->slots[i].state != PT_SLOT_RETIRED)
+            continue;
+        if ((int)i == s->rs_hint_slot)
+            s->rs_hint_slot = -1;
+        if (s->wire == PANTO_WIRE_OPENAI_RESPONSES && s->slots[i].kind != PANTO_BLOCK_SERVER &&
+            s->slots[i].text.len >= PT_JSON_SEEN_MIN) {
+            /* kept for the events that repeat it (pt_responses_event) */
+            pbuf *keep = &s->rs_texts[s->rs_texts_next];
+            s->rs_texts_next = (s->rs_texts_next + 1) % (PT_JSON_HINTS - 1);
+            pt_pbuf_free(keep);
+            *keep = s->slots[i].text;
+            memset(&s->slots[i].text, 0, sizeof s->slots[i].text);
+        }
+        slot_recycle(&s->slots[i]);
+    }
     s->n_retired = 0;
 }
 
@@ -597,6 +610,7 @@ PANTO_EXTERN(int) panto_stream_new(int wire, const panto_stream_options *opts,
     s->doc.max_nodes = json_node_limit(s->opt.max_event_bytes);
     s->tt_slot = -1;
     s->last_tool_slot = -1;
+    s->rs_hint_slot = -1;
     s->fast = 1;
     *out = s;
     return PANTO_OK;
@@ -623,6 +637,8 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
     }
     free(s->slots);
     free(s->keys);
+    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+        pt_pbuf_free(&s->rs_texts[i]);
     pt_pbuf_free(&s->stop_raw);
     pt_pbuf_free(&s->err_msg);
     pt_pbuf_free(&s->err_type);
@@ -751,6 +767,62 @@ void pt_fcache_store(panto_stream *s, int wire, const uint8_t *b, size_t len,
  * them out, as the parser would have).  A line over max_event_bytes is the
  * parser's error, and at end of input the parser reports the truncation:
  * neither waits.  0 otherwise (the general path). */
+/* p[0..n) holds only a-z, '_' and '.' (an event name of the Responses
+ * wire past "response."); 16 bytes at a time, the last block overlapping. */
+static int event_name_chars(const uint8_t *p, size_t n) {
+    size_t i = 0;
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    if (n >= 16) {
+        for (;; i += 16) {
+            if (i + 16 > n)
+                i = n - 16;
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+            __m128i az = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8('a')), v),
+                                       _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8('z')), v));
+            __m128i ok = _mm_or_si128(az, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('_')),
+                                                       _mm_cmpeq_epi8(v, _mm_set1_epi8('.'))));
+            if ((unsigned)_mm_movemask_epi8(ok) != 0xFFFFu)
+                return 0;
+            if (i + 16 == n)
+                return 1;
+        }
+    }
+#endif
+    for (; i < n; i++)
+        if (!((p[i] >= 'a' && p[i] <= 'z') || p[i] == '_' || p[i] == '.'))
+            return 0;
+    return 1;
+}
+
+/* An event of the Responses wire that its fast path declined, of the
+ * usual shape -- b[0..skip) its `event: response.X` line, then one `data:`
+ * line ending at b[eol] and a blank line, all in the input -- is
+ * dispatched as the SSE parser would dispatch it, with its data read where
+ * it lies instead of copied: a `.done` event repeats a whole text, and
+ * response.completed the whole response.  1 (decoded), -1 (decoded, error
+ * set), or 0: the general path. */
+static int in_place(panto_stream *s, const uint8_t *b, size_t n, size_t skip, size_t eol) {
+    size_t i = skip;
+    if (b[eol] != '\n' || n - eol < 2 || b[eol + 1] != '\n' || eol + 2 > s->sse.max_event_bytes ||
+        eol - i < 5 || memcmp(b + i, "data:", 5) != 0)
+        return 0;
+    i += 5;
+    if (i < eol && b[i] == ' ')
+        i++;
+    const sse_parser *p = &s->sse;
+    sse_event se;
+    se.event = (const char *)b + 7; /* "event: " */
+    se.event_len = skip - 8;
+    se.data = (const char *)b + i;
+    se.data_len = eol - i;
+    se.id = p->last_id.len ? (const char *)p->last_id.p : "";
+    se.id_len = p->last_id.len;
+    se.retry = p->retry;
+    pt_event_commit(s, eol + 2, eol + 1, 3);
+    s->n_in_place++;
+    return dispatch(s, &se) != 0 ? -1 : 1;
+}
+
 static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     static const char an_head[] = "event: content_block_delta\n";
     size_t skip = 0;
@@ -762,14 +834,20 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     if (s->wire == PANTO_WIRE_OPENAI_RESPONSES && n > 16 && memcmp(b, "event: response.", 16) == 0) {
         /* the event line of a delta is there, its data line not yet */
         const uint8_t *nl = memchr(b + 16, '\n', n - 16 < 64 ? n - 16 : 64);
-        size_t k = 16;
-        while (nl && b + k < nl && ((b[k] >= 'a' && b[k] <= 'z') || b[k] == '_' || b[k] == '.'))
-            k++;
-        if (nl && b + k == nl)
-            skip = k + 1;
+        if (nl && event_name_chars(b + 16, (size_t)(nl - b) - 16))
+            skip = (size_t)(nl - b) + 1;
     }
-    if (pt_sse_find_eol(b + skip, n - skip) != NULL)
-        return 0;
+    uint64_t at = s->in_base + s->in_off;
+    size_t from = skip;
+    if (s->defer_at == at && s->defer_from > skip && s->defer_from <= n)
+        from = s->defer_from;
+    const uint8_t *eol = pt_sse_find_eol(b + from, n - from);
+    if (eol)
+        return s->wire == PANTO_WIRE_OPENAI_RESPONSES && skip
+                   ? in_place(s, b, n, skip, (size_t)(eol - b))
+                   : 0;
+    s->defer_at = at;
+    s->defer_from = n;
     s->in_defer = skip;
     return 2;
 }
@@ -1117,6 +1195,8 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
              s->slots[i].tool_name.cap + s->slots[i].cites.cap + s->slots[i].raw.cap;
     m += s->cap_keys * sizeof *s->keys;
     m += s->stop_raw.cap + s->err_msg.cap + s->err_type.cap;
+    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+        m += s->rs_texts[i].cap;
     return m;
 }
 
@@ -1130,6 +1210,8 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     pt_pbuf_free(&s->in_keep);
     s->in_borrowed = 0;
     s->in_defer = 0;
+    s->defer_at = 0;
+    s->defer_from = 0;
     s->fcache.wire = 0;
     pt_pbuf_clear(&s->fcache.bytes);
     s->in_off = 0;
@@ -1162,6 +1244,10 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     s->refusal_seen = 0;
     s->synth_key = 0;
     s->last_tool_slot = -1;
+    s->rs_hint_slot = -1;
+    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+        pt_pbuf_free(&s->rs_texts[i]);
+    s->rs_texts_next = 0;
     s->eof = 0;
     s->terminal = 0;
     s->done = 0;

@@ -103,12 +103,18 @@ struct panto_stream {
      * input, had the fast path not waited for the rest of a cut event
      * (fast_defer in stream.c): max_buffer_bytes counts without them. */
     size_t in_defer;
+    /* fast_defer's memory of the cut event at input offset defer_at: its
+     * bytes from defer_from hold no line end (a long data line fed in
+     * small pieces is searched once, not once per feed). */
+    uint64_t defer_at;
+    size_t defer_from;
     int fast;                   /* fast paths enabled: 1; tests set 0 (off) or
                                    2 (on, but cut events go through the
                                    general SSE parser: no fast_defer) */
     pt_fcache fcache;
     uint64_t n_fast;            /* events a fast path decoded (tests) ... */
     uint64_t n_fast_parsed;     /* ... of them after the general SSE parser */
+    uint64_t n_in_place;        /* events dispatched in place (fast_defer) */
     uint64_t in_base;           /* offset in the whole input of in.p[0] */
     uint64_t cur_off;           /* offset of the event being decoded */
 
@@ -158,6 +164,13 @@ struct panto_stream {
     uint64_t synth_key;         /* OpenAI: keys for tool calls without index */
     int last_tool_slot;         /* OpenAI: the most recent tool call slot */
     int rs_tools;               /* Responses: a function call was seen */
+    int rs_hint_slot;           /* Responses: the last block opened that
+                                   streams text (text, tool_use, thinking), -1 */
+    /* Responses: the texts of the last long blocks recycled, newest at
+     * rs_texts_next - 1: the `.done` events and response.completed repeat
+     * them (hints for the JSON reader, json.h) */
+    pbuf rs_texts[PT_JSON_HINTS - 1];
+    unsigned rs_texts_next;
 
     /* flags */
     int eof;                    /* panto_stream_finish called */
@@ -274,10 +287,10 @@ PT_INTERNAL int pt_openai_fast_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_anthropic_fast_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_responses_fast_event(panto_stream *s, const sse_event *ev);
 
-/* The fast path took b[0..len), `lines` lines, the last one (the blank
- * line) starting at b[blank]: update the SSE parser and the stream as
- * parse_next would have. */
-static inline void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines)
+/* The event b[0..len), `lines` lines, the last one (the blank line)
+ * starting at b[blank], is taken off the input without the SSE parser:
+ * update it and the stream as parse_next would have. */
+static inline void pt_event_commit(panto_stream *s, size_t len, size_t blank, unsigned lines)
 {
     sse_parser *p = &s->sse;
     uint64_t start = s->in_base + s->in_off;
@@ -288,10 +301,16 @@ static inline void pt_fast_commit(panto_stream *s, size_t len, size_t blank, uns
     p->scanned = 0;
     s->in_off += len;
     s->in_borrowed = 1;
-    s->n_fast++;
     s->cur_off = start;
     s->n_events++;
     s->ev_line = p->line_no > 2 ? p->line_no - 2 : 1;
+}
+
+/* The fast path took b[0..len) (pt_event_commit), counted. */
+static inline void pt_fast_commit(panto_stream *s, size_t len, size_t blank, unsigned lines)
+{
+    pt_event_commit(s, len, blank, lines);
+    s->n_fast++;
 }
 
 /* Keep b[0..len) and the walk state in the prefix cache (silently not when

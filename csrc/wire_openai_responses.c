@@ -69,6 +69,13 @@ static int rs_string(panto_stream *s, const jnode *n, const char *what, panto_st
     return pt_str(s, n, out);
 }
 
+/* rs_string's check alone, for a string not needed. */
+static int rs_string_type(panto_stream *s, const jnode *n, const char *what) {
+    if (n && n->type != JV_NULL && n->type != JV_STRING)
+        return pt_protocol(s, "%s is not a string (event %llu)", what, RS_EVN(s));
+    return 0;
+}
+
 static int rs_index(panto_stream *s, const jnode *n, const char *type, const char *name,
                     uint64_t max, uint64_t *out) {
     if (!n || pt_json_u64(n, out) != 0 || *out > max)
@@ -169,6 +176,8 @@ static int rs_open(panto_stream *s, int32_t kind, uint64_t key, panto_str id, pa
         return -1;
     k->slot = (uint32_t)si;
     s->slots[si].keyed = 1;
+    if (kind != PANTO_BLOCK_SERVER)
+        s->rs_hint_slot = si;
     return si;
 }
 
@@ -284,10 +293,10 @@ static int rs_text(panto_stream *s, const jnode **r, const char *type, int field
     if (si < 0)
         return si == -2 ? 0 : -1;
     panto_str t;
+    if (field != RS_DELTA && s->slots[si].text.len)
+        return rs_string_type(s, r[field], type); /* the text came as deltas */
     if (rs_string(s, r[field], type, &t) != 0)
         return -1;
-    if (field != RS_DELTA && s->slots[si].text.len)
-        return 0;
     if (refusal && t.len)
         s->refusal_seen = 1;
     return pt_block_delta(s, si, t);
@@ -366,10 +375,10 @@ static int rs_item_text(panto_stream *s, const jnode **r, const char *type, int3
                            (unsigned long long)o, panto_block_kind_name(s->slots[si].kind),
                            RS_EVN(s));
     panto_str t;
+    if (whole && s->slots[si].text.len)
+        return rs_string_type(s, r[field], type); /* the text came as deltas */
     if (rs_string(s, r[field], type, &t) != 0)
         return -1;
-    if (whole && s->slots[si].text.len)
-        return 0;
     return pt_block_delta(s, si, t);
 }
 
@@ -497,7 +506,33 @@ int pt_responses_event(panto_stream *s, const sse_event *ev) {
         p++, n--;
     if (n == 0)
         return 0; /* an empty data event carries nothing */
+    /* The `.done` events and response.completed repeat the text of the
+     * last block (a message's text, a call's arguments, a summary): the
+     * reader checks a long string against it, or
+     * against the last long string it read, instead of scanning it
+     * (json.h).  Part of the fast paths: off with them, so that the tests
+     * comparing both (tests/c/test_fast.c, the fuzz targets) cover it. */
+    jdoc *d = &s->doc;
+    d->n_hints = 0;
+    if (s->fast) {
+        const pt_slot *ts = s->rs_hint_slot >= 0 ? &s->slots[s->rs_hint_slot] : NULL;
+        if (ts && ts->state != PT_SLOT_FREE && ts->text.len >= PT_JSON_SEEN_MIN) {
+            d->hint[d->n_hints] = ts->text.p;
+            d->hint_len[d->n_hints++] = ts->text.len;
+        }
+        for (unsigned k = 1; k <= PT_JSON_HINTS - 1; k++) { /* the newest first */
+            const pbuf *t =
+                &s->rs_texts[(s->rs_texts_next + PT_JSON_HINTS - 1 - k) % (PT_JSON_HINTS - 1)];
+            if (t->len >= PT_JSON_SEEN_MIN && d->n_hints < PT_JSON_HINTS) {
+                d->hint[d->n_hints] = t->p;
+                d->hint_len[d->n_hints++] = t->len;
+            }
+        }
+    }
+    d->seen_on = s->fast != 0;
     const jnode *root = pt_parse_json(s, ev);
+    d->n_hints = 0;
+    d->seen_on = 0;
     if (!root)
         return -1;
     if (root->type != JV_OBJECT)
@@ -594,6 +629,11 @@ typedef struct {
     size_t st, e;          /* the delta string between its quotes; st 0: none */
     int esc;
     size_t type_st, type_e; /* the type string */
+    /* template matches: where the sequence number's digits are in the
+     * event when they differ from the template's (0: they do not), whether
+     * they are a plain integer, and whether there are as many */
+    size_t seq_st;
+    int seq_plain, seq_moved;
 } rs_walk;
 
 #define RSF_MAX_MEMBERS 64
@@ -604,7 +644,7 @@ typedef struct {
  * Consecutive deltas differ only there (the sequence number, the text,
  * the obfuscation padding), so the next event is compared with the
  * template and only its values are scanned. */
-enum { RSH_STR, RSH_DELTA, RSH_NUM, RSH_O, RSH_C };
+enum { RSH_STR, RSH_DELTA, RSH_NUM, RSH_SEQ, RSH_O, RSH_C };
 #define RSF_MAX_HOLES 24
 typedef struct {
     uint32_t st, e; /* a string's bytes between its quotes; a number's digits */
@@ -616,14 +656,19 @@ typedef struct {
     rs_walk w;
     uint32_t json_off; /* where the JSON object starts in the event */
     unsigned n_holes;  /* > RSF_MAX_HOLES: too many, not kept */
+    unsigned seq_hole; /* the sequence number's hole, or RSF_MAX_HOLES */
+    int seq_ok;        /* its digits are a plain integer: one can be added */
     rs_hole holes[RSF_MAX_HOLES + 1]; /* + a sentinel past every byte */
 } rs_template;
 
 _Static_assert(sizeof(rs_template) <= PT_FCACHE_STATE, "rs_template fits the cache");
 
 static void rs_hole_add(rs_template *t, size_t st, size_t e, int kind, int esc) {
-    if (t && t->n_holes < RSF_MAX_HOLES && e <= UINT32_MAX)
+    if (t && t->n_holes < RSF_MAX_HOLES && e <= UINT32_MAX) {
         t->holes[t->n_holes] = (rs_hole){(uint32_t)st, (uint32_t)e, (uint8_t)kind, (uint8_t)esc};
+        if (kind == RSH_SEQ)
+            t->seq_hole = t->n_holes;
+    }
     if (t)
         t->n_holes++;
 }
@@ -728,8 +773,16 @@ static PT_HOT_INLINE size_t rs_fast_walk(const uint8_t *p, size_t n, uint32_t ma
                 return 0;
             if (p[v0] == '"')
                 rs_hole_add(t, off + v0 + 1, off + i - 1, RSH_STR, 0);
-            else if (p[v0] == '-' || (p[v0] >= '0' && p[v0] <= '9'))
-                rs_hole_add(t, off + v0, off + i, RSH_NUM, 0);
+            else if (p[v0] == '-' || (p[v0] >= '0' && p[v0] <= '9')) {
+                int seq = RSF_KEY("sequence_number");
+                rs_hole_add(t, off + v0, off + i, seq ? RSH_SEQ : RSH_NUM, 0);
+                if (seq && t) { /* a plain integer: digits, no leading zero */
+                    size_t j = v0;
+                    while (j < i && p[j] >= '0' && p[j] <= '9')
+                        j++;
+                    t->seq_ok = j == i && p[v0] != '0';
+                }
+            }
         }
 #undef RSF_KEY
         i = pt_fws(p, n, i);
@@ -798,7 +851,8 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
                 w->st = st - tpl->json_off;
                 w->e = e - tpl->json_off;
                 w->esc = hole->esc;
-            } /* (an index that matched whole is the template's: in *w) */
+            } /* (an index or a sequence number that matched whole is the
+               * template's: in *w) */
         }
         if (at == tl)
             return ni + k;
@@ -817,14 +871,21 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
                 w->e = e - tpl->json_off;
                 w->esc = esc;
             }
-        } else if (hole->kind == RSH_NUM) {
+        } else if (hole->kind == RSH_NUM || hole->kind == RSH_SEQ) {
             /* (a sequence number: digits, the full grammar when more follows) */
+            int plain = 1;
             while (e < n && b[e] >= '0' && b[e] <= '9')
                 e++;
             if (e == st || b[st] == '0' || (e < n && (b[e] == '.' || b[e] == 'e' || b[e] == 'E'))) {
                 e = st;
+                plain = 0;
                 if (pt_json_scan_num(b, n, &e) != 0)
                     return 0;
+            }
+            if (hole->kind == RSH_SEQ) {
+                w->seq_st = st;
+                w->seq_plain = plain;
+                w->seq_moved = e - st != hole->e - hole->st;
             }
         } else {
             uint64_t v;
@@ -841,6 +902,42 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
     }
 }
 
+/* The template stands for the event just decoded, whose sequence number
+ * is at b[w->seq_st..) when it differs from the template's (same length):
+ * the next delta most likely carries that number plus one, so the template
+ * gets it and the next match runs through it instead of stopping there.
+ * Only a plain integer that keeps its number of digits is counted on (the
+ * template must hold valid JSON); otherwise the next event differs there
+ * and its number is scanned. */
+static PT_HOT_INLINE void rs_seq_predict(pt_fcache *fc, const uint8_t *b, const rs_walk *w) {
+    rs_template *tpl = (rs_template *)fc->state;
+    if (tpl->seq_hole >= tpl->n_holes)
+        return;
+    const rs_hole *h = &tpl->holes[tpl->seq_hole];
+    uint8_t *d = fc->bytes.p + h->st;
+    size_t len = h->e - h->st, k = len;
+    if (w && w->seq_st) {
+        tpl->seq_ok = w->seq_plain;
+        for (size_t j = 0; j < len; j++)
+            d[j] = b[w->seq_st + j];
+    }
+    if (!tpl->seq_ok)
+        return;
+    if (d[len - 1] != '9') { /* nine times in ten */
+        d[len - 1]++;
+        return;
+    }
+    while (k > 0 && d[k - 1] == '9')
+        k--;
+    if (k == 0) { /* 99 + 1 has another digit */
+        tpl->seq_ok = 0;
+        return;
+    }
+    d[k - 1]++;
+    while (k < len)
+        d[k++] = '0';
+}
+
 int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     static const char head[] = "event: response.";
     pt_fcache *fc = &s->fcache;
@@ -852,14 +949,19 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
         size_t i = rs_template_match(fc->bytes.p, fc->bytes.len, tpl, b, n, &w);
         if (i == RS_ENDED)
             return 0;
-        if (i && w.o <= RS_MAX_OUTPUT && (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
+        /* (a sequence number of another length: a walk makes a new template) */
+        if (i && !w.seq_moved && w.o <= RS_MAX_OUTPUT &&
+            (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
             i = pt_fws(b, n, i);
             if (n - i >= 2 && b[i] == '\n' && b[i + 1] == '\n' && i + 2 <= s->opt.max_event_bytes) {
                 int si = rs_fast_slot(s, &w);
                 if (si < 0)
                     return 0;
                 pt_fast_commit(s, i + 2, i + 1, 3);
-                return rs_fast_apply(s, b + tpl->json_off, &w, si);
+                int r = rs_fast_apply(s, b + tpl->json_off, &w, si);
+                if (r > 0)
+                    rs_seq_predict(fc, b, &w);
+                return r;
             }
         }
     }
@@ -880,7 +982,10 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     rs_template tpl;
     rs_walk w;
     const uint8_t *p = b + i;
+    int stored = 0;
     tpl.n_holes = 0;
+    tpl.seq_hole = RSF_MAX_HOLES;
+    tpl.seq_ok = 0;
     size_t end = rs_fast_walk(p, n - i, s->opt.max_json_depth, &w, &tpl, i);
     if (!end)
         return 0;
@@ -894,6 +999,7 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
         /* the sentinel: after every byte */
         tpl.holes[tpl.n_holes] = (rs_hole){UINT32_MAX, UINT32_MAX, RSH_STR, 0};
         pt_fcache_store(s, PANTO_WIRE_OPENAI_RESPONSES, b, i + end, &tpl, sizeof tpl);
+        stored = 1;
     }
     i = pt_fws(b, n, i + end);
     /* the data line ends here, and a blank line ends the event */
@@ -903,7 +1009,10 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     if (si < 0)
         return 0;
     pt_fast_commit(s, i + 2, i + 1, 3);
-    return rs_fast_apply(s, p, &w, si);
+    int r = rs_fast_apply(s, p, &w, si);
+    if (r > 0 && stored && fc->wire == PANTO_WIRE_OPENAI_RESPONSES)
+        rs_seq_predict(fc, b, NULL);
+    return r;
 }
 
 int pt_responses_fast_event(panto_stream *s, const sse_event *ev) {

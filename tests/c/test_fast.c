@@ -844,11 +844,182 @@ static void test_responses(void) {
     }
 }
 
+/* ---- Responses: the events that repeat a long text ----
+ *
+ * output_text.done, content_part.done, output_item.done and
+ * response.completed repeat a block's whole text (and the call's
+ * arguments): with the fast paths on, they are dispatched in place and
+ * their long strings checked against the block's text (json.h: the hint)
+ * or the last long string read (seen) instead of scanned.  The general
+ * path scans everything: both must agree, whatever the repeated text
+ * holds -- the same text escaped otherwise, another text, bad JSON. */
+
+/* One piece of the message text, written as JSON string bodies. */
+static const char *const RS_PIECES[] = {
+    "Plain prose, ", "caf\xc3\xa9 ", "\\u00e9t\\u00e9 ", "\xe6\x97\xa5\xe6\x9c\xac ", "\xf0\x9f\x98\x80 ",
+    "\\ud83d\\ude00 ", "a \\\"quote\\\" ", "back\\\\slash ", "line\\nbreak ", "tab\\t ",
+    "sl\\/ash ", "ctl \\u0001 ", "`code()` "};
+#define RS_N_PIECES (sizeof RS_PIECES / sizeof RS_PIECES[0])
+
+/* The stream: a message of n pieces (as deltas), a call with long
+ * arguments, each repeated as the API repeats them; `done` is the text the
+ * repeating events carry (NULL: the deltas' text as they came). */
+static char *rs_long_stream(size_t n, const char *done) {
+    sb text = {0}, args = {0}, b = {0}, enc = {0};
+    sb_add(&text, "");
+    for (size_t k = 0; k < n; k++) /* a reasoning item's encrypted_content */
+        sb_add(&enc, "gAAAAABo+x/");
+    for (size_t k = 0; k < n; k++)
+        sb_add(&text, RS_PIECES[k % RS_N_PIECES]);
+    sb_add(&args, "{\\\"path\\\": \\\"");
+    for (size_t k = 0; k < n; k++)
+        sb_add(&args, k % 3 ? "folder/" : "\\u00e9t\\u00e9/");
+    sb_add(&args, "\\\"}");
+    const char *t = done ? done : text.p;
+    sb_add(&b, RS_E("response.created", "{\"type\":\"response.created\",\"sequence_number\":0,"
+                    "\"response\":{\"id\":\"resp_1\",\"model\":\"gpt-x\"}}")
+               RS_E("response.output_item.added", "{\"type\":\"response.output_item.added\","
+                    "\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[]}}")
+               RS_E("response.content_part.added", "{\"type\":\"response.content_part.added\","
+                    "\"output_index\":0,\"content_index\":0,\"part\":{\"type\":\"output_text\",\"text\":\"\"}}"));
+    for (size_t k = 0; k < n; k++) {
+        sb_add(&b, "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+                   "\"sequence_number\":");
+        char num[32];
+        snprintf(num, sizeof num, "%zu", k + 3);
+        sb_add(&b, num);
+        sb_add(&b, ",\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"");
+        sb_add(&b, RS_PIECES[k % RS_N_PIECES]);
+        sb_add(&b, "\",\"logprobs\":[],\"obfuscation\":\"xY\"}\n\n");
+    }
+    sb_add(&b, "event: response.output_text.done\ndata: {\"type\":\"response.output_text.done\","
+               "\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"text\":\"");
+    sb_add(&b, t);
+    sb_add(&b, "\",\"logprobs\":[]}\n\nevent: response.content_part.done\ndata: {\"type\":"
+               "\"response.content_part.done\",\"output_index\":0,\"content_index\":0,\"part\":"
+               "{\"type\":\"output_text\",\"annotations\":[],\"text\":\"");
+    sb_add(&b, t);
+    sb_add(&b, "\"}}\n\nevent: response.output_item.done\ndata: {\"type\":\"response.output_item.done\","
+               "\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"content\":"
+               "[{\"type\":\"output_text\",\"annotations\":[],\"text\":\"");
+    sb_add(&b, t);
+    sb_add(&b, "\"}],\"role\":\"assistant\"}}\n\n"
+               RS_E("response.output_item.added", "{\"type\":\"response.output_item.added\","
+                    "\"output_index\":1,\"item\":{\"type\":\"function_call\",\"call_id\":\"c1\","
+                    "\"name\":\"f\",\"arguments\":\"\"}}"));
+    sb_add(&b, "event: response.function_call_arguments.delta\ndata: {\"type\":"
+               "\"response.function_call_arguments.delta\",\"output_index\":1,\"delta\":\"");
+    sb_add(&b, args.p);
+    sb_add(&b, "\"}\n\nevent: response.function_call_arguments.done\ndata: {\"type\":"
+               "\"response.function_call_arguments.done\",\"output_index\":1,\"arguments\":\"");
+    sb_add(&b, args.p);
+    sb_add(&b, "\"}\n\nevent: response.output_item.done\ndata: {\"type\":\"response.output_item.done\","
+               "\"output_index\":1,\"item\":{\"type\":\"function_call\",\"call_id\":\"c1\",\"name\":\"f\","
+               "\"arguments\":\"");
+    sb_add(&b, args.p);
+    sb_add(&b, "\"}}\n\n"
+               RS_E("response.output_item.added", "{\"type\":\"response.output_item.added\","
+                    "\"output_index\":2,\"item\":{\"id\":\"rs_1\",\"type\":\"reasoning\",\"summary\":[]}}")
+               RS_E("response.reasoning_summary_text.delta", "{\"type\":"
+                    "\"response.reasoning_summary_text.delta\",\"output_index\":2,\"delta\":\"hmm\"}")
+               "event: response.output_item.done\ndata: {\"type\":\"response.output_item.done\","
+               "\"output_index\":2,\"item\":{\"id\":\"rs_1\",\"type\":\"reasoning\",\"summary\":"
+               "[{\"type\":\"summary_text\",\"text\":\"hmm\"}],\"encrypted_content\":\"");
+    sb_add(&b, enc.p);
+    sb_add(&b, "\"}}\n\nevent: response.completed\ndata: {\"type\":\"response.completed\",\"response\":"
+               "{\"status\":\"completed\",\"output\":[{\"type\":\"message\",\"content\":[{\"type\":"
+               "\"output_text\",\"text\":\"");
+    sb_add(&b, t);
+    sb_add(&b, "\"}]},{\"type\":\"reasoning\",\"encrypted_content\":\"");
+    sb_add(&b, enc.p);
+    sb_add(&b, "\"},{\"type\":\"function_call\",\"arguments\":\"");
+    sb_add(&b, args.p);
+    sb_add(&b, "\"}],\"usage\":{\"input_tokens\":9,\"input_tokens_details\":{\"cached_tokens\":4},"
+               "\"output_tokens\":7,\"output_tokens_details\":{\"reasoning_tokens\":2}}}}\n\n");
+    free(text.p);
+    free(args.p);
+    free(enc.p);
+    return b.p;
+}
+
+/* The text of n pieces with one edit: `from` (the first time) replaced by `to`. */
+static char *rs_edited(size_t n, const char *from, const char *to) {
+    sb text = {0};
+    sb_add(&text, "");
+    for (size_t k = 0; k < n; k++)
+        sb_add(&text, RS_PIECES[k % RS_N_PIECES]);
+    char *at = strstr(text.p, from);
+    CHECK(at != NULL);
+    sb out = {0};
+    sb_addn(&out, text.p, (size_t)(at - text.p));
+    sb_add(&out, to);
+    sb_add(&out, at + strlen(from));
+    free(text.p);
+    return out.p;
+}
+
+static void test_responses_repeated_text(void) {
+    const int W = PANTO_WIRE_OPENAI_RESPONSES;
+    const size_t n = 200; /* a text of about 2.3 KB, arguments of 1.3 KB */
+    char *canon = rs_long_stream(n, NULL);
+    same_str(W, canon, "responses repeated text");
+
+    /* with the fast paths, the repeats go in place and match the hint */
+    panto_stream *s = NULL;
+    panto_stream_new(W, NULL, &s);
+    CHECK(panto_stream_feed(s, (const uint8_t *)canon, strlen(canon)) == PANTO_OK);
+    panto_event ev;
+    int r;
+    while ((r = panto_next_event(s, &ev)) == PANTO_EVENT)
+        ;
+    CHECK_EQ_INT(r, PANTO_DONE);
+    CHECK(panto_stream_finish(s) == PANTO_OK);
+    CHECK(s->n_in_place >= 6);
+    CHECK_EQ_INT(s->doc.n_hinted, 7); /* the text 4 times, the arguments 3 times */
+    CHECK_EQ_INT(s->doc.n_seen, 1);   /* the encrypted_content, again */
+    panto_stream_free(s);
+
+    static const struct {
+        const char *from, *to;
+        int bad; /* bad JSON */
+    } edits[] = {
+        {"caf\xc3\xa9", "caf\\u00e9", 0},      /* the same text, escaped otherwise */
+        {"\\u00e9t", "\xc3\xa9t", 0},          /* ... and the other way */
+        {"\xf0\x9f\x98\x80", "\\ud83d\\ude00", 0},
+        {"\\/", "/", 0},
+        {"Plain", "Plane", 0},                 /* another text: ignored, as the deltas came */
+        {"`code()` ", "", 0},                  /* shorter */
+        {"tab\\t", "tab\\t\\t", 0},            /* longer */
+        {"caf\xc3\xa9", "caf\xc3", 1},         /* invalid UTF-8 */
+        {"caf\xc3\xa9", "caf\xed\xa0\x80", 1}, /* an encoded surrogate */
+        {"\\ud83d\\ude00", "\\ud83d", 1},      /* a lone surrogate */
+        {"line\\n", "line\n", 1},              /* a raw control byte */
+        {"tab\\t", "tab\t", 1},
+        {"\\u0001", "\\u00x1", 1},             /* a bad escape */
+        {"sl\\/", "sl\\q", 1},
+    };
+    for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
+        char *text = rs_edited(n, edits[k].from, edits[k].to);
+        char *b = rs_long_stream(n, text);
+        char name[64];
+        snprintf(name, sizeof name, "responses repeated text, edit %zu", k);
+        same_str(W, b, name);
+        char *got = run(W, NULL, (const uint8_t *)b, strlen(b), 1, PLANS[0]);
+        CHECK((strstr(got, "ERROR bad_json") != NULL) == edits[k].bad);
+        free(got);
+        free(text);
+        free(b);
+    }
+    mutations(W, canon, 1500, 0x2828u);
+    free(canon);
+}
+
 int main(void) {
     test_fixtures();
     test_anthropic();
     test_openai();
     test_responses();
+    test_responses_repeated_text();
     test_limits();
     test_borrowed_input();
     test_reset();

@@ -73,6 +73,87 @@ ANTHROPIC_HAND = [
     b'event: ping\ndata: {"type":"ping"}\n\n: keep-alive\n\n',
 ]
 
+
+def _responses_repeated_text() -> bytes:
+    """A Responses stream whose `.done` events, output_item.done and
+    response.completed repeat a text of over 1 KB (and a long
+    encrypted_content): the core checks those strings against the block's
+    text or the last long string instead of scanning them (csrc/json.h)."""
+    pieces = [
+        "caf\xc3\xa9 ",
+        "\\u00e9t\\u00e9 ",
+        "\xf0\x9f\x98\x80 ",
+        'a \\"q\\" ',
+        "n\\n",
+        "x\\ud83d\\ude00 ",
+    ]
+    deltas = ["".join(pieces[(k + j) % len(pieces)] for j in range(10)) for k in range(21)]
+    text = "".join(deltas)
+    enc = "gAAAAABo+x/" * 94
+
+    def ev(t: str, data: str) -> str:
+        return f"event: {t}\ndata: {data}\n\n"
+
+    out = [
+        ev("response.created", '{"type":"response.created","response":{"id":"r","model":"m"}}'),
+        ev(
+            "response.output_item.added",
+            '{"type":"response.output_item.added","output_index":0,'
+            '"item":{"type":"message","content":[]}}',
+        ),
+        ev(
+            "response.content_part.added",
+            '{"type":"response.content_part.added","output_index":0,'
+            '"content_index":0,"part":{"type":"output_text","text":""}}',
+        ),
+    ]
+    for k, d in enumerate(deltas):
+        out.append(
+            ev(
+                "response.output_text.delta",
+                f'{{"type":"response.output_text.delta","sequence_number":{k + 3},'
+                f'"output_index":0,"content_index":0,"delta":"{d}","logprobs":[],"obfuscation":"x"}}',
+            )
+        )
+    part = f'{{"type":"output_text","annotations":[],"text":"{text}"}}'
+    out += [
+        ev(
+            "response.output_text.done",
+            f'{{"type":"response.output_text.done","output_index":0,'
+            f'"content_index":0,"text":"{text}"}}',
+        ),
+        ev(
+            "response.content_part.done",
+            f'{{"type":"response.content_part.done","output_index":0,'
+            f'"content_index":0,"part":{part}}}',
+        ),
+        ev(
+            "response.output_item.done",
+            f'{{"type":"response.output_item.done","output_index":0,'
+            f'"item":{{"type":"message","content":[{part}]}}}}',
+        ),
+        ev(
+            "response.output_item.added",
+            '{"type":"response.output_item.added","output_index":1,'
+            '"item":{"id":"rs","type":"reasoning","summary":[]}}',
+        ),
+        ev(
+            "response.output_item.done",
+            f'{{"type":"response.output_item.done","output_index":1,'
+            f'"item":{{"id":"rs","type":"reasoning","summary":[],"encrypted_content":"{enc}"}}}}',
+        ),
+        ev(
+            "response.completed",
+            f'{{"type":"response.completed","response":{{"status":"completed",'
+            f'"output":[{{"type":"message","content":[{part}]}},{{"type":"reasoning","encrypted_content":"{enc}"}}],'
+            '"usage":{"input_tokens":5,"output_tokens":3}}}',
+        ),
+    ]
+    return "".join(out).encode("latin-1")
+
+
+RESPONSES_HAND = [_responses_repeated_text()]
+
 JSON_HAND = [
     b"{}",
     b"[]",
@@ -152,6 +233,8 @@ def build() -> dict[str, dict[str, bytes]]:
         add_stream("openai_chat", body)
     for body in ANTHROPIC_HAND:
         add_stream("anthropic", body)
+    for body in RESPONSES_HAND:
+        add_stream("openai_responses", body)
     for j in JSON_HAND:
         add("json", b"\x00" + j)
         add("json", b"\x03" + j)
