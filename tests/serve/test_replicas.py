@@ -366,6 +366,53 @@ def test_a_permission_request_is_answered_on_another_replica(
     assert_every_call_answered(messages(b, sid))
 
 
+def test_a_batch_of_events_cut_in_flight_is_written_again(
+    replicas: Replicas, database: str, tmp_path: Path
+) -> None:
+    """The connection a batch of events is being written on is cut (as a
+    PostgreSQL restart or a network blip would): the batch is written again,
+    in order, and no event is missing."""
+    import psycopg
+
+    a = replicas.start()
+    sid = create_session(a, A, tmp_path)
+    assert prompt(a, sid, "call bash sleep 1; echo after-the-blip").status_code == 202
+    read_events(a, sid, A, "tool_call_start")
+    with (
+        psycopg.connect(database, autocommit=True) as locker,
+        psycopg.connect(database, autocommit=True) as c,
+        locker.transaction(),
+    ):
+        # the replica's next batch waits on this lock...
+        locker.execute("LOCK TABLE panto_agent_events IN SHARE MODE")
+        deadline = time.monotonic() + 20
+        while True:
+            waiting = c.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO panto_agent_events%'"
+            ).fetchall()
+            if waiting:
+                break
+            assert time.monotonic() < deadline, "no batch of events waited"
+            time.sleep(0.05)
+        # ... and its connection is cut
+        for (pid,) in waiting:
+            c.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    deadline = time.monotonic() + 30
+    while True:
+        r = httpx.get(f"{a}/v1/agent/sessions/{sid}", headers=A, timeout=10)
+        if r.status_code == 200 and r.json()["state"] == "idle":
+            break
+        assert time.monotonic() < deadline, r.text
+        time.sleep(0.2)
+    events = read_events(a, sid, A, "turn.completed")
+    ids = [e["id"] for e in events]
+    assert ids == list(range(1, len(ids) + 1)), ids
+    names = [e["event"] for e in events]
+    assert "tool_result" in names and names[-1] == "turn.completed"
+    assert "after-the-blip" in json.dumps(events)
+
+
 def test_readiness_is_503_while_postgres_does_not_answer(
     isolated_home: Path, tmp_path: Path
 ) -> None:

@@ -54,6 +54,8 @@ TERMINAL = ("turn.completed", "turn.failed", "turn.aborted")
 POLL = 2.0
 #: seconds a killed replica's lock may outlive it (its server sees the connection go)
 LOCK_GRACE = 1.0
+#: seconds a batch of events that failed is tried again before it is given up
+FLUSH_RETRY = 15.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS panto_agent_sessions (
@@ -584,7 +586,15 @@ class ReplicaHub:
             run.flushing = asyncio.create_task(self._flush(run))
 
     async def _flush(self, run: Run) -> None:
+        """Write the pending events, in batches, in order.  A batch that
+        fails (a connection cut, PostgreSQL restarting) is written again,
+        with the events emitted meanwhile, for ``FLUSH_RETRY`` seconds; a
+        batch that did commit before its connection went is not written
+        twice (``ON CONFLICT DO NOTHING``: this replica alone numbers the
+        session's events)."""
         sid = run.meta.id
+        failing: float | None = None
+        delay = 0.05
         while run.pending:
             batch, run.pending = run.pending, []
             try:
@@ -593,12 +603,22 @@ class ReplicaHub:
                     async with c.cursor() as cur:
                         await cur.executemany(
                             "INSERT INTO panto_agent_events (session_id, seq, name, data) "
-                            "VALUES (%s, %s, %s, %s)",
+                            "VALUES (%s, %s, %s, %s) ON CONFLICT (session_id, seq) DO NOTHING",
                             [(sid, *row) for row in batch],
                         )
                     await c.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{sid} {batch[-1][0]}"))
-            except Exception as e:  # noqa: BLE001 - the turn goes on; its stream has a gap
+            except Exception as e:  # noqa: BLE001 - the turn goes on
+                now = time.monotonic()
+                failing = now if failing is None else failing
+                if now - failing < FLUSH_RETRY:
+                    log.info("session %s: writing %d events again: %s", sid, len(batch), e)
+                    run.pending[:0] = batch
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 1.0)
+                    continue
                 log.warning("session %s: %d events not written: %s", sid, len(batch), e)
+            else:
+                failing, delay = None, 0.05
             self._ring(sid)
 
     async def _flush_all(self, run: Run) -> None:
