@@ -1,13 +1,15 @@
 """``panto -p --model openai/...`` against a loopback server speaking the
 OpenAI Responses API, its base URL and wire set in the user config: the
-answer on stdout; on stderr (a terminal) the reasoning summary dimmed and the
-tool call; the usage with cached and reasoning tokens (json); one clear line
+answer on stdout; on stderr (a terminal) the reasoning summary dimmed, the
+tool call and a dimmed usage line with cached and reasoning tokens (also in
+json; never on a stderr that is not a terminal); one clear line
 for a response cut at the output limit (``response.incomplete``) or a
 failed one (``response.failed``), terminal or not."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -81,6 +83,15 @@ def test_text_tool_call_reasoning_and_usage(env: Env) -> None:
     assert stdout == "The notes say: panto speaks three wires.\n"
     assert "\x1b[2mReading the file first.\x1b[0m" in shown  # the reasoning summary, dimmed
     assert "read" in shown and "notes.txt" in shown  # the tool call
+    # the turn's usage (both rounds), dimmed: input without the cached tokens,
+    # the cached ones, output with its reasoning tokens, then cost and time
+    usage = re.search(r"\x1b\[2m(in [^\x1b]*)\x1b\[0m", shown)
+    assert usage, shown
+    assert re.fullmatch(
+        r"in 1,200 · cache 1,536r/0w · out 52 \(32 reasoning\)( · \$\d+\.\d{4})? · \d+\.\ds",
+        usage.group(1),
+    ), usage.group(1)
+    assert shown.index("Reading the file first.") < usage.start()  # after the turn
     # the reasoning item went back as received, before the call
     body = second.body.decode()
     assert REASONING in body and body.index(REASONING) < body.index('"call_id":"call_read1"')

@@ -99,7 +99,10 @@ def test_one_shot_shows_a_status_line_on_a_terminal_and_erases_it(
     t.expect("the answer")
     assert t.wait_exit() == 0
     assert "waiting for" not in t.screen_text()
-    assert t.screen_text().strip() == "the answer"
+    # the answer, then the turn's usage line (cli.md), nothing of the status
+    answer, usage = t.screen_text().strip().splitlines()
+    assert answer == "the answer"
+    assert re.fullmatch(r"in \d+ · out \d+ · \d+\.\ds", usage), usage
 
 
 def test_one_shot_status_goes_to_stderr_only(

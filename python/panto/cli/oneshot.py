@@ -1,7 +1,8 @@
 """``panto -p PROMPT``: one turn, printed as text, json or stream-json.
 
 - ``text``: the answer's text, streamed to stdout; tool calls as one-line
-  summaries and errors on stderr.
+  summaries and errors on stderr (a terminal also gets the thinking and a
+  usage line there, dimmed).
 - ``json``: one JSON object when the turn ends (``{"type": "result", ...}``).
 - ``stream-json``: one JSON object per line per event
   (``panto.events.event_to_dict``), then a ``result`` (or ``error``) line.
@@ -18,7 +19,7 @@ from ..errors import PantoError, ProviderError, SessionError
 from ..events import MessageComplete, event_to_dict
 from ..images import prompt_attachments
 from .common import warn
-from .render import Renderer, stall_hint_after, wait_hint_after
+from .render import Renderer, stall_hint_after, usage_line, wait_hint_after
 from .signals import Terminated
 
 if TYPE_CHECKING:
@@ -130,5 +131,18 @@ def one_shot(agent: Agent, prompt: str, fmt: str) -> int:
         out.write(json.dumps(result, ensure_ascii=False) + "\n")
     else:
         renderer.newline()
+        if tty:  # as the REPL shows it; a script reading stderr gets errors only
+            seconds = time.perf_counter() - started
+            renderer.note(usage_line(stream.usage, seconds, _cost(agent, stream.usage)))
     out.flush()
     return 1 if result["is_error"] else 0
+
+
+def _cost(agent: Agent, usage: Any) -> float | None:
+    """USD of ``usage`` at the model's price, None when unknown."""
+    from ..models import model_info
+
+    try:
+        return model_info(agent.config).cost(usage)
+    except PantoError:
+        return None
