@@ -201,3 +201,52 @@ def test_approvals_as_events(server: str, tmp_path: Path) -> None:
     )
     assert r.status_code == 404 and "expired" in r.text, r.text
     assert not marker.exists()
+
+
+def test_waiting_permission_requests_do_not_hold_up_other_sessions(
+    server: str, tmp_path: Path
+) -> None:
+    """More requests waiting for an answer than the process's tool pool has
+    threads: every one of them is asked, and a session without approvals
+    still runs its tools at once."""
+    from panto.tools import DEFAULT_TOOL_THREADS
+
+    n = DEFAULT_TOOL_THREADS + 2
+    sids = []
+    for _ in range(n):
+        r = httpx.post(
+            f"{server}/v1/agent/sessions",
+            json={"model": "mock/anthropic", "cwd": str(tmp_path), "approvals": True},
+            headers=A,
+        )
+        sids.append(r.json()["id"])
+    for sid in sids:
+        r = httpx.post(
+            f"{server}/v1/agent/sessions/{sid}/prompts",
+            json={"text": f"call bash touch {tmp_path}/x"},
+            headers=A,
+        )
+        assert r.status_code == 202
+    deadline = time.monotonic() + 30
+    waiting = 0
+    while waiting < n:
+        assert time.monotonic() < deadline, f"{waiting} of {n} requests asked"
+        waiting = sum(
+            len(
+                httpx.get(f"{server}/v1/agent/sessions/{s}", headers=A).json()[
+                    "pending_permissions"
+                ]
+            )
+            for s in sids
+        )
+        time.sleep(0.2)
+    plain = create(server, A, tmp_path)
+    t0 = time.monotonic()
+    httpx.post(
+        f"{server}/v1/agent/sessions/{plain}/prompts",
+        json={"text": "call bash echo not-held-up"},
+        headers=A,
+    )
+    events = read_events(server, plain, A, "turn.completed", timeout=30)
+    assert "not-held-up" in json.dumps(events)
+    assert time.monotonic() - t0 < 5

@@ -37,6 +37,30 @@ MAX_EVENTS = 100_000
 APPROVAL_TIMEOUT = 300.0
 #: why an abort denied a permission request
 ABORTED = "the turn was aborted"
+#: Threads for the tool work of sessions with approvals, apart from the
+#: process's tool pool: a permission request holds one of its threads while
+#: it waits for a person, and those must not hold up other sessions' tools.
+APPROVAL_THREADS = 256
+
+
+class ApprovalPool:
+    """The tool pool of the sessions with approvals (made on first use,
+    threads started as needed)."""
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+
+    def get(self) -> Any:
+        if self._pool is None:
+            from ..tools import new_tool_pool
+
+            self._pool = new_tool_pool(APPROVAL_THREADS)
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
 
 class HubError(Exception):
@@ -113,6 +137,7 @@ class AgentHub:
         self.config = config
         self.sessions: dict[str, ServedSession] = {}
         self._ids = itertools.count(1)
+        self.approval_pool = ApprovalPool()
 
     async def create(
         self,
@@ -166,6 +191,7 @@ class AgentHub:
         if gate is None:
             return
         s.approval_timeout = timeout
+        s.session.agent.tool_pool = self.approval_pool.get()
         loop = asyncio.get_running_loop()
         counter = itertools.count(1)
 
@@ -370,6 +396,7 @@ class AgentHub:
             except Exception as e:  # noqa: BLE001
                 log.debug("closing session %s: %s", s.id, e)
         self.sessions.clear()
+        self.approval_pool.close()
 
 
 def messages_json(s: ServedSession) -> list[dict[str, Any]]:

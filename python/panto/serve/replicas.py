@@ -41,7 +41,7 @@ from typing import Any
 from ..config import Config
 from ..errors import PantoError, SessionError
 from ..logs import get_logger
-from .agents import ABORTED, APPROVAL_TIMEOUT, HubError
+from .agents import ABORTED, APPROVAL_TIMEOUT, ApprovalPool, HubError
 
 __all__ = ["ReplicaHub"]
 
@@ -131,6 +131,7 @@ class ReplicaHub:
         self._tasks: set[asyncio.Task[None]] = set()
         #: sessions whose lock this replica is letting go of
         self._closing: dict[str, asyncio.Event] = {}
+        self.approval_pool = ApprovalPool()
 
     # -- the database ----------------------------------------------------------------
 
@@ -663,6 +664,7 @@ class ReplicaHub:
         gate = getattr(run.session.agent, "permissions", None)
         if gate is None:
             return
+        run.session.agent.tool_pool = self.approval_pool.get()
         loop = asyncio.get_running_loop()
         sid = run.meta.id
 
@@ -870,3 +872,4 @@ class ReplicaHub:
                     pass
         if self._pool is not None:
             await self._pool.close()
+        self.approval_pool.close()
