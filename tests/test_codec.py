@@ -22,7 +22,7 @@ from support.codec import decode_body
 import panto
 from panto.conversation import Message, Text, Thinking, ToolUse, Usage
 from panto.events import Event, event_to_dict
-from panto.providers import anthropic, openai_chat
+from panto.providers import anthropic, openai_chat, openai_responses
 from panto.providers.codec import (
     ParsedRequest,
     RequestError,
@@ -36,6 +36,9 @@ ROOT = Path(__file__).resolve().parent
 FIXTURES = ROOT / "fixtures"
 GOLDEN = ROOT / "golden" / "requests"
 WIRES = ("anthropic-messages", "openai-chat")
+#: the wires whose request bodies are read back (the Responses wire's
+#: streams are tests/test_codec_responses.py's)
+REQUEST_WIRES = (*WIRES, "openai-responses")
 
 
 def _fixtures() -> list[str]:
@@ -146,6 +149,18 @@ def serialize(req: ParsedRequest) -> dict[str, Any]:
     """The body panto's own serializers write for a parsed request."""
     messages = list(req.conversation)
     body: dict[str, Any] = {"model": req.model, **req.options}
+    if req.wire == "openai-responses":
+        instructions = openai_responses.system_text(messages)
+        if instructions:
+            body["instructions"] = instructions
+        body["input"] = openai_responses.serialize_input(messages)
+        tools = openai_responses.serialize_tools(req.tools) + req.extra_tools
+        if tools:
+            body["tools"] = tools
+        body[req.max_tokens_field] = req.max_tokens
+        body["stream"] = req.stream
+        # received items go in as their own JSON text (_Raw): read back
+        return json.loads(openai_responses._dumps(body))
     if req.wire == "anthropic-messages":
         system = anthropic.system_text(messages)
         if system:
@@ -173,10 +188,12 @@ LOSSLESS = {
     ("tool_round", "openai-chat"),
     ("images", "anthropic-messages"),
     ("images", "openai-chat"),
+    ("tool_round", "openai-responses"),
+    ("images", "openai-responses"),
 }
 
 
-@pytest.mark.parametrize("wire", WIRES)
+@pytest.mark.parametrize("wire", REQUEST_WIRES)
 @pytest.mark.parametrize("stem,case", _cases(), ids=[s for s, _ in _cases()])
 def test_parse_then_serialize_gives_the_golden_body(stem: str, case: dict, wire: str) -> None:
     if wire not in case["bodies"]:
@@ -192,6 +209,46 @@ def test_parse_then_serialize_gives_the_golden_body(stem: str, case: dict, wire:
     if (stem, wire) in LOSSLESS:
         want = [Message.from_dict({**m, "stop_reason": None}) for m in case["messages"]]
         assert list(req.conversation) == want
+
+
+def test_responses_items_are_read_back_as_received() -> None:
+    """Reasoning items (their summary as text, the item as signature, as the
+    decoder keeps them), built-in tool calls as server blocks, a string
+    input, system items and non-function tools."""
+    case = json.loads((GOLDEN / "responses_items.json").read_text(encoding="utf-8"))
+    body = case["bodies"]["openai-responses"]
+    req = parse_request("openai-responses", body)
+    assistant = req.conversation[1]
+    assert assistant.role == "assistant"
+    thinking, server = assistant.content[0], assistant.content[1]
+    assert thinking == Thinking(
+        "Search first.", json.dumps(body["input"][1], separators=(",", ":"))
+    )
+    assert openai_responses.is_reasoning_item(thinking.signature)  # type: ignore[union-attr]
+    assert server.value() == body["input"][2]  # type: ignore[union-attr]
+    assert req.options == {"store": False, "include": ["reasoning.encrypted_content"]}
+
+    req = parse_request(
+        "openai-responses",
+        {
+            "model": "m",
+            "instructions": "be brief",
+            "input": [
+                {"type": "message", "role": "developer", "content": "no emoji"},
+                {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            ],
+            "tools": [{"type": "web_search"}],
+            "max_output_tokens": 10,
+            "reasoning": {"effort": "low", "summary": "auto"},
+        },
+    )
+    assert [m.role for m in req.conversation] == ["system", "user"]
+    assert req.conversation[0].content == (Text("be brief\n\nno emoji"),)
+    assert req.extra_tools == [{"type": "web_search"}]
+    assert req.options == {"reasoning": {"effort": "low", "summary": "auto"}}
+    assert req.max_tokens == 10 and not req.stream
+    plain = parse_request("openai-responses", {"model": "m", "input": "hello"})
+    assert list(plain.conversation) == [Message("user", (Text("hello"),))]
 
 
 def test_anthropic_cache_marks_and_server_blocks_are_read_back() -> None:
@@ -237,6 +294,29 @@ def test_anthropic_cache_marks_and_server_blocks_are_read_back() -> None:
             "body.messages[0].role",
         ),
         ("openai-chat", {"model": "m"}, "body.messages"),
+        ("openai-responses", {"model": "m"}, "body.input"),
+        ("openai-responses", {"input": "hi"}, "body.model"),
+        ("openai-responses", {"model": "m", "input": [3]}, "body.input[0]"),
+        (
+            "openai-responses",
+            {"model": "m", "input": [{"type": "function_call_output", "output": "x"}]},
+            "body.input[0].call_id",
+        ),
+        (
+            "openai-responses",
+            {"model": "m", "input": [{"role": "robot", "content": "x"}]},
+            "body.input[0].role",
+        ),
+        (
+            "openai-responses",
+            {
+                "model": "m",
+                "input": [
+                    {"role": "user", "content": [{"type": "input_image", "image_url": "http://x"}]}
+                ],
+            },
+            "base64",
+        ),
         (
             "openai-chat",
             {"model": "m", "messages": [{"role": "tool", "content": "x"}]},
@@ -332,3 +412,66 @@ def test_openai_response_body() -> None:
             "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
         },
     }
+
+
+def test_responses_response_body() -> None:
+    body = response_body("openai-responses", MESSAGE, id="resp_1", created=1)
+    ids = [item.pop("id") for item in body["output"]]
+    assert [i.split("_")[0] for i in ids] == ["rs", "msg", "fc"]
+    assert body == {
+        "object": "response",
+        "id": "resp_1",
+        "created_at": 1,
+        "status": "completed",
+        "error": None,
+        "incomplete_details": None,
+        "model": "m-1",
+        "store": False,
+        "usage": {
+            "input_tokens": 15,
+            "input_tokens_details": {"cached_tokens": 5},
+            "output_tokens": 7,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 22,
+        },
+        "output": [
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "hmm"}],
+                "encrypted_content": "sig-1",  # another wire's signature: carried opaque
+            },
+            {
+                "type": "message",
+                "status": "completed",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "annotations": [],
+                        "logprobs": [],
+                        "text": "Let me look.",
+                    }
+                ],
+                "role": "assistant",
+            },
+            {
+                "type": "function_call",
+                "status": "completed",
+                "arguments": '{"path":"a.txt"}',
+                "call_id": "call_1",
+                "name": "read",
+            },
+        ],
+    }
+    # the output items, sent back as the next request's input, are the blocks
+    req = parse_request("openai-responses", {"model": "m-1", "input": body["output"]})
+    (assistant,) = req.conversation
+    assert assistant.content[1:] == MESSAGE.content[1:]
+    assert assistant.content[0].text == "hmm"  # type: ignore[union-attr]
+    # a reply cut at the limit: response.incomplete's object
+    cut = Message("assistant", (Text("Once upon"),), Usage(output_tokens=2), "length", model="m")
+    body = response_body("openai-responses", cut, id="resp_2", created=1)
+    assert (body["status"], body["incomplete_details"]) == (
+        "incomplete",
+        {"reason": "max_output_tokens"},
+    )
+    assert body["output"][0]["content"][0]["text"] == "Once upon"

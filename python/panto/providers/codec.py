@@ -2,8 +2,7 @@
 server needs besides panto's own direction (``Conversation`` -> request body,
 response stream -> events).
 
-Per wire (``codec_anthropic``, ``codec_openai_chat``; ``codec_openai_responses``
-has the encoder only):
+Per wire (``codec_anthropic``, ``codec_openai_chat``, ``codec_openai_responses``):
 
 - an **encoder**: panto stream events -> the wire's SSE events (``bytes``
   each), written as the provider writes them, plus the non-streamed JSON
@@ -38,7 +37,7 @@ __all__ = [
     "response_body",
 ]
 
-WIRES = ("anthropic-messages", "openai-chat")
+WIRES = ("anthropic-messages", "openai-chat", "openai-responses")
 
 
 def make_encoder(wire: str, **options: Any) -> StreamEncoder:
@@ -74,6 +73,8 @@ def response_body(wire: str, message: Any, **options: Any) -> dict[str, Any]:
         from .codec_anthropic import response_body as body
     elif wire == "openai-chat":
         from .codec_openai_chat import response_body as body
+    elif wire == "openai-responses":
+        from .codec_openai_responses import response_body as body
     else:
         raise ValueError(f"unknown wire {wire!r} (expected one of {', '.join(WIRES)})")
     return body(message, **options)
@@ -92,6 +93,8 @@ def parse_request(wire: str, body: bytes | str | dict[str, Any]) -> ParsedReques
         from .codec_anthropic import parse_request as parse
     elif wire == "openai-chat":
         from .codec_openai_chat import parse_request as parse
+    elif wire == "openai-responses":
+        from .codec_openai_responses import parse_request as parse
     else:
         raise ValueError(f"unknown wire {wire!r} (expected one of {', '.join(WIRES)})")
     return parse(body)

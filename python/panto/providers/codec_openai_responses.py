@@ -1,7 +1,9 @@
 """The OpenAI Responses wire, the other way round: panto events -> the SSE
 events the Responses API streams (``response.created`` ...
-``response.completed``).  See ``providers/codec.py``; the decoding side is
-the C core's ``csrc/wire_openai_responses.c``.
+``response.completed``), the non-streamed response object of a finished
+message, and a request body read back.  See ``providers/codec.py``; the
+decoding side is the C core's ``csrc/wire_openai_responses.c``, the request
+side ``providers/openai_responses.py``.
 
 Each block is an output item at the next ``output_index``: text a
 ``message`` item with one ``output_text`` part (its citations as
@@ -20,7 +22,19 @@ import json
 import time
 from typing import Any
 
-from ..conversation import Block, ServerBlock, Text, Thinking, ToolUse, Usage
+from ..conversation import (
+    Block,
+    Conversation,
+    Image,
+    Message,
+    RedactedThinking,
+    ServerBlock,
+    Text,
+    Thinking,
+    ToolResultBlock,
+    ToolUse,
+    Usage,
+)
 from ..events import (
     BlockComplete,
     BlockStart,
@@ -30,9 +44,10 @@ from ..events import (
     MessageStart,
     ToolDetails,
 )
-from .codec_base import dumps
+from ..tools import ToolDecl
+from .codec_base import ParsedRequest, RequestError, dumps, require
 
-__all__ = ["OpenAIResponsesEncoder"]
+__all__ = ["OpenAIResponsesEncoder", "parse_request", "response_body"]
 
 _ids = itertools.count(1)
 #: incomplete_details.reason for panto's stop reasons that are no completion
@@ -327,3 +342,206 @@ def _is_reasoning_item(signature: str) -> bool:
     except ValueError:
         return False
     return isinstance(v, dict) and v.get("type") == "reasoning"
+
+
+# -- the non-streamed response ------------------------------------------------------------
+
+
+def response_body(
+    message: Message, *, id: str = "", model: str = "", created: int | None = None
+) -> dict[str, Any]:
+    """The non-streamed response object of ``message``: what
+    ``response.completed`` (or ``response.incomplete``) carries when the
+    message is streamed by :class:`OpenAIResponsesEncoder` -- the same items,
+    reasoning and server items as their own JSON."""
+    enc = OpenAIResponsesEncoder(model=model or message.model or "", id=id, created=created)
+    usage = message.usage or Usage()
+    events: list[Event] = [MessageStart(enc.id, enc.model, usage)]
+    for i, b in enumerate(message.content):
+        kind = {Text: "text", Thinking: "thinking", ToolUse: "tool_use"}.get(type(b), "server")
+        if isinstance(b, RedactedThinking):
+            continue  # no place on this wire
+        events += [BlockStart(i, kind), BlockComplete(i, b)]  # type: ignore[arg-type]
+    stop = message.stop_reason or "stop"
+    events.append(MessageComplete(message, stop, usage))
+    last = b""
+    for ev in events:
+        for one in enc.encode(ev):
+            last = one
+    data = last.split(b"\ndata: ", 1)[1]
+    return json.loads(data)["response"]
+
+
+# -- request bodies -----------------------------------------------------------------------
+
+
+def _image(url: Any, where: str) -> Image:
+    if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
+        raise RequestError(f"{where}.image_url: only data:...;base64, URLs are supported")
+    media_type, data = url[5:].split(";base64,", 1)
+    return Image(media_type, data)
+
+
+def _parts(content: Any, where: str) -> list[Block]:
+    """A message's ``content``: a string or input/output parts."""
+    if isinstance(content, str):
+        return [Text(content)]
+    if not isinstance(content, list):
+        raise RequestError(f"{where}.content: expected a string or a list")
+    out: list[Block] = []
+    for j, p in enumerate(content):
+        w = f"{where}.content[{j}]"
+        if not isinstance(p, dict):
+            raise RequestError(f"{w}: expected an object")
+        t = p.get("type")
+        if t in ("input_text", "output_text", "text"):
+            out.append(Text(str(p.get("text", ""))))
+        elif t == "refusal":
+            out.append(Text(str(p.get("refusal", ""))))
+        elif t == "input_image":
+            out.append(_image(p.get("image_url"), w))
+        else:
+            raise RequestError(f"{w}.type: unsupported {t!r}")
+    return out
+
+
+def _result(item: dict[str, Any], where: str) -> ToolResultBlock:
+    """A ``function_call_output``: ``Error: `` marks an error result, the
+    images of an array ``output`` go back onto the result."""
+    call_id = require(item, "call_id", str, where)
+    output = item.get("output", "")
+    images: list[Image] = []
+    if isinstance(output, list):
+        texts = []
+        for j, p in enumerate(output):
+            w = f"{where}.output[{j}]"
+            if not isinstance(p, dict):
+                raise RequestError(f"{w}: expected an object")
+            if p.get("type") == "input_image":
+                images.append(_image(p.get("image_url"), w))
+            elif p.get("type") in ("input_text", "output_text"):
+                texts.append(str(p.get("text", "")))
+            else:
+                raise RequestError(f"{w}.type: unsupported {p.get('type')!r}")
+        output = "\n".join(texts)
+    elif not isinstance(output, str):
+        raise RequestError(f"{where}.output: expected a string or a list")
+    error = output.startswith("Error: ")
+    return ToolResultBlock(call_id, output[7:] if error else output, error, tuple(images))
+
+
+def _reasoning(item: dict[str, Any]) -> Thinking:
+    """A reasoning item: its summary as the text, the item itself (its JSON,
+    ``encrypted_content`` included) as the signature, as the decoder keeps it."""
+    summary = item.get("summary") or []
+    text = "\n\n".join(
+        str(p.get("text", "")) for p in summary if isinstance(p, dict) and p.get("text")
+    )
+    return Thinking(text, dumps(item))
+
+
+def parse_request(body: dict[str, Any]) -> ParsedRequest:
+    """A ``/responses`` request body read back into panto's model:
+    ``instructions`` (and system or developer items) are the system message;
+    consecutive output items (``message``, ``reasoning``, ``function_call``,
+    built-in tool calls and item types panto does not know, kept as server
+    blocks) one assistant message; consecutive ``function_call_output``
+    items one ``tool`` message; ``input`` as a string one user message."""
+    body = dict(body)
+    model = require(body, "model", str, "body")
+    items = body.pop("input", None)
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if not isinstance(items, list):
+        raise RequestError(f"body.input: expected a list or a string, got {type(items).__name__}")
+    system: list[str] = []
+    instructions = body.pop("instructions", None)
+    if isinstance(instructions, str) and instructions:
+        system.append(instructions)
+    elif instructions is not None and not isinstance(instructions, str):
+        raise RequestError("body.instructions: expected a string")
+    msgs: list[Message] = []
+    turn: list[Block] = []  # the assistant items so far
+    results: list[ToolResultBlock] = []
+
+    def flush() -> None:
+        if turn:
+            msgs.append(Message("assistant", tuple(turn)))
+            turn.clear()
+        if results:
+            msgs.append(Message("tool", tuple(results)))
+            results.clear()
+
+    for i, item in enumerate(items):
+        w = f"body.input[{i}]"
+        if not isinstance(item, dict):
+            raise RequestError(f"{w}: expected an object")
+        t = item.get("type", "message")
+        role = item.get("role")
+        if t == "message" and role in ("system", "developer"):
+            system.append(
+                "".join(b.text for b in _parts(item.get("content"), w) if isinstance(b, Text))
+            )
+        elif t == "message" and role == "user":
+            flush()
+            msgs.append(Message("user", tuple(_parts(item.get("content"), w))))
+        elif t == "message" and role == "assistant":
+            if results:
+                flush()
+            turn += [b for b in _parts(item.get("content"), w) if isinstance(b, Text)]
+        elif t == "message":
+            raise RequestError(f"{w}.role: unsupported role {role!r}")
+        elif t == "function_call_output":
+            if turn:
+                msgs.append(Message("assistant", tuple(turn)))
+                turn.clear()
+            results.append(_result(item, w))
+        else:
+            if results:
+                flush()
+            if t == "reasoning":
+                turn.append(_reasoning(item))
+            elif t == "function_call":
+                turn.append(
+                    ToolUse.from_json(
+                        require(item, "call_id", str, w),
+                        require(item, "name", str, w),
+                        str(item.get("arguments") or ""),
+                    )
+                )
+            elif isinstance(t, str) and t:
+                turn.append(ServerBlock(dumps(item)))  # a built-in tool call, a new item type
+            else:
+                raise RequestError(f"{w}.type: expected a string")
+    flush()
+    if system:
+        msgs.insert(0, Message("system", (Text("\n\n".join(system)),)))
+    tools: list[ToolDecl] = []
+    extra: list[dict[str, Any]] = []
+    for j, tool in enumerate(body.pop("tools", None) or []):
+        if not isinstance(tool, dict):
+            raise RequestError(f"body.tools[{j}]: expected an object")
+        if tool.get("type") == "function":
+            tools.append(
+                ToolDecl(
+                    require(tool, "name", str, f"body.tools[{j}]"),
+                    str(tool.get("description") or ""),
+                    tool.get("parameters") or {"type": "object", "properties": {}},
+                )
+            )
+        else:
+            extra.append(tool)  # web_search, file_search, ...: as sent
+    body.pop("model", None)
+    max_tokens = body.pop("max_output_tokens", None)
+    stream = bool(body.pop("stream", False))
+    return ParsedRequest(
+        "openai-responses",
+        model,
+        Conversation(msgs),
+        tools,
+        max_tokens if isinstance(max_tokens, int) else None,
+        "max_output_tokens",
+        stream,
+        body,
+        extra,
+    )
