@@ -124,8 +124,8 @@ def test_cancelled_auto_compaction_changes_nothing_and_keeps_the_prompt(
 
 
 def test_async_cancel_during_auto_compaction_changes_nothing() -> None:
-    """The async driver: the summary runs in a worker thread; cancelling
-    the turn's stream cancels it too, and nothing is recorded."""
+    """The async driver: the summary is a nested turn of the same driver;
+    cancelling the turn's stream cancels it too, and nothing is recorded."""
     import asyncio
 
     from panto.sessions.memory import MemoryStore
@@ -166,3 +166,58 @@ def test_async_cancel_during_auto_compaction_changes_nothing() -> None:
     assert not any(isinstance(e, CompactionEnd) for e in seen)
     assert list(agent.conversation) == before
     assert not [e for e in store.entries if e.get("type") == "compaction"]
+
+
+def test_async_auto_compaction_is_a_nested_async_turn() -> None:
+    """Issue 24: the async driver runs the summarizing turn itself, as a
+    nested ``AsyncStream`` on its own loop and HTTP client (it was a sync
+    ``Stream`` on ``http11`` in a worker thread): the summary request comes
+    from httpx, like the turn's own, and no worker thread waits for it."""
+    import asyncio
+
+    from panto.agent.stream import AsyncStream
+    from panto.sessions.memory import MemoryStore
+
+    hang = HangOnce()
+    hang.summaries = 1  # the summary is answered at once
+    store = MemoryStore()
+    with ScriptedServer(responder=hang) as server:
+        config = make_config(
+            server,
+            WIRE,
+            models={"openai/test-model": {"context_window": 1500}},
+            compaction_reserve_tokens=100,
+        )
+        agent = Agent(config, store=store)
+        agent.submit_user_message("hello one")
+        with agent.run() as s:
+            list(s)
+        agent.submit_user_message("prompt two")
+        children: list[Any] = []
+
+        async def main() -> list[Any]:
+            stream = agent.run_async()
+            seen: list[Any] = []
+            async for ev in stream:
+                seen.append(ev)
+                if isinstance(ev, CompactionStart):
+                    # the next step runs the summary: watch for its child stream
+                    nxt = asyncio.ensure_future(stream.__anext__())
+                    while not nxt.done():
+                        if stream._child is not None:  # noqa: SLF001 - what runs the summary
+                            children.append(stream._child)  # noqa: SLF001
+                        await asyncio.sleep(0)
+                    seen.append(nxt.result())
+            return seen
+
+        seen = asyncio.run(main())
+        agent.close()
+    ends = [e for e in seen if isinstance(e, CompactionEnd)]
+    assert len(ends) == 1 and ends[0].error is None
+    assert children and all(isinstance(c, AsyncStream) for c in children)
+    summary = [r for r in server.requests if _last_user_text(r).startswith("<conversation>")]
+    turn_requests = server.requests[1:]  # after the sync warm-up turn
+    assert len(summary) == 1 and summary[0] in turn_requests
+    assert all(r.headers.get("user-agent", "").startswith("python-httpx") for r in turn_requests)
+    assert "SUMMARY of hello one" in str(server.requests[-1].json["messages"])
+    assert [e for e in store.entries if e.get("type") == "compaction"]

@@ -32,6 +32,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..config import Config
@@ -60,9 +61,21 @@ if TYPE_CHECKING:
 
     import httpx
 
-    from .compaction import Compaction
+    from .compaction import Compaction, CompactionJob
 
 __all__ = ["Agent", "AgentHooks", "MessageStore", "ToolCallDecision"]
+
+
+@dataclass(frozen=True)
+class _CompactionPlan:
+    """What a compaction summarizes (``body[:cut]``) and keeps (the system
+    messages, ``body[cut:]``), and the summary request."""
+
+    system: list[Message]
+    body: list[Message]
+    cut: int
+    first_kept: str | None
+    request: Conversation
 
 
 class MessageStore(Protocol):
@@ -269,6 +282,16 @@ class Agent:
         on_child: Callable[[Stream | None], None] | None = None,
         **info: Any,
     ) -> Compaction | None:
+        plan = self._compaction_plan(prompt, extra, keep_recent=keep_recent, **info)
+        if plan is None:
+            return None
+        return self._compaction_apply(plan, self._summarize(plan.request, on_child))
+
+    def _compaction_plan(
+        self, prompt: str | None, extra: str | None, *, keep_recent: bool, **info: Any
+    ) -> _CompactionPlan | None:
+        """What a compaction summarizes and keeps, and the summary request
+        (the ``before_compact`` hooks run here); None: nothing to compact."""
         from . import compaction as c
 
         msgs = list(self.conversation)
@@ -285,14 +308,22 @@ class Agent:
         if not old:
             return None
         prompt = self.compaction_prompt(prompt or c.DEFAULT_COMPACTION_PROMPT, extra, **info)
-        summary = self._summarize(c.summary_conversation(old, prompt, extra), on_child)
-        result = c.Compaction(summary, c.context_tokens(body), len(old))
+        request = c.summary_conversation(old, prompt, extra)
+        return _CompactionPlan(system, body, cut, first_kept, request)
+
+    def _compaction_apply(self, plan: _CompactionPlan, summary: str) -> Compaction:
+        """Keep ``summary``: the store's ``compaction`` entry, then the
+        conversation becomes the system prompt, the summary and the kept tail."""
+        from . import compaction as c
+
+        body, cut = plan.body, plan.cut
+        result = c.Compaction(summary, c.context_tokens(body), cut)
         append_compaction = getattr(self.store, "append_compaction", None)
         if append_compaction is not None:
-            entry = append_compaction(summary, first_kept, result.tokens_before)
+            entry = append_compaction(summary, plan.first_kept, result.tokens_before)
             self._last_compaction_id = str(entry) if entry is not None else None
         self.conversation.clear()
-        self.conversation.extend(system)
+        self.conversation.extend(plan.system)
         self.conversation.append(c.compaction_summary_message(summary))
         self.conversation.extend(body[cut:])
         self._prune_entry_ids()
@@ -324,23 +355,10 @@ class Agent:
         summary.  ``on_child`` gets the summarizing stream while it runs
         (then None), so the turn that asked for it can cancel it; a
         cancelled summary raises ``CompactionCancelled``."""
-        from ..providers import make_provider
         from . import compaction as c
         from .turn import Phase
 
-        config = self.config
-
-        def open_turn() -> TurnContext:
-            return TurnContext(
-                config=config,
-                conversation=request,
-                registry={},
-                provider=make_provider(config),
-                persist=lambda msgs: None,
-                http_client=self._http_client,
-            )
-
-        stream = Stream(open_turn)
+        stream = Stream(self._summary_turn(request))
         if on_child is not None:
             on_child(stream)
         try:
@@ -352,7 +370,27 @@ class Agent:
                 on_child(None)
         if stream.turn is None or stream.turn.phase is Phase.CANCELLED:
             raise c.CompactionCancelled("compaction cancelled; the conversation was not changed")
-        return c.summary_of(request, config.model_spec)
+        return c.summary_of(request, self.config.model_spec)
+
+    def _summary_turn(self, request: Conversation) -> Callable[[], TurnContext]:
+        """The summarizing turn's context: ``request`` as its conversation,
+        no tools, no hooks, nothing persisted, this agent's HTTP clients."""
+        from ..providers import make_provider
+
+        config = self.config
+
+        def open_turn() -> TurnContext:
+            return TurnContext(
+                config=config,
+                conversation=request,
+                registry={},
+                provider=make_provider(config),
+                persist=lambda msgs: None,
+                http_client=self._http_client,
+                async_http_client=self._async_http_client,
+            )
+
+        return open_turn
 
     def _context_window(self) -> int | None:
         """The model's context window (``panto.models``), cached per config."""
@@ -362,33 +400,40 @@ class Agent:
             self._window = (cfg, window)
         return self._window[1]
 
-    def _auto_compact(self, on_child: Callable[[Stream | None], None] | None = None) -> Any:
+    def _auto_compaction(self) -> CompactionJob | None:
         """Auto-compaction (run by a turn between provider rounds when the
         context is full): the older part of the conversation becomes a
-        summary, the recent part stays verbatim.  Returns the
-        ``CompactionEnd`` event to yield, or None when there was nothing to
-        compact.  A failure is the event's ``error``; the turn goes on with
-        the full context.  A cancel (the turn's, through ``on_child``, or
-        Ctrl-C) leaves the conversation and the session as they were."""
+        summary, the recent part stays verbatim.  The turn's driver runs the
+        summarizing turn as a nested turn of its own (``CompactionJob``);
+        None when there is nothing to compact.  A failure is the
+        ``CompactionEnd`` event's ``error``; the turn goes on with the full
+        context.  A cancel leaves the conversation and the session as they
+        were."""
         from ..events import CompactionEnd
         from . import compaction as c
 
         before = c.context_tokens(m for m in self.conversation if m.role != "system")
         self._last_compaction_id = None
-        try:
-            res = self._compact(None, None, keep_recent=True, on_child=on_child, auto=True)
-        except c.CompactionCancelled:
+        plan = self._compaction_plan(None, None, keep_recent=True, auto=True)
+        if plan is None:
             return None
-        except PantoError as exc:
+        model_spec = self.config.model_spec
+
+        def finish() -> CompactionEnd:
+            res = self._compaction_apply(plan, c.summary_of(plan.request, model_spec))
+            log.info(
+                "auto-compacted %d messages (~%d tokens)", res.messages_before, res.tokens_before
+            )
+            after = sum(c.estimate_tokens(m) for m in self.conversation)
+            return CompactionEnd(
+                res.tokens_before, after, res.messages_before, self._last_compaction_id
+            )
+
+        def failed(exc: PantoError) -> CompactionEnd:
             log.warning("auto-compaction failed (the conversation is unchanged): %s", exc)
             return CompactionEnd(before, before, 0, None, str(exc))
-        if res is None:
-            return None
-        log.info("auto-compacted %d messages (~%d tokens)", res.messages_before, res.tokens_before)
-        after = sum(c.estimate_tokens(m) for m in self.conversation)
-        return CompactionEnd(
-            res.tokens_before, after, res.messages_before, self._last_compaction_id
-        )
+
+        return c.CompactionJob(self._summary_turn(plan.request), finish, failed)
 
     # -- the model ----------------------------------------------------------------
 
@@ -586,7 +631,7 @@ class Agent:
             hooks=self._hooks,
             http_client=self._http_client,
             async_http_client=self._async_http_client,
-            compact=self._auto_compact,
+            compaction=self._auto_compaction,
             context_window=self._context_window(),
             steering=self._take_queued,
             tool_pool=self.tool_pool,

@@ -11,8 +11,9 @@ entry; the full history stays in the file, only omitted from the context.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..conversation import (
     COMPACTION_SUMMARY_PREFIX,
@@ -30,12 +31,16 @@ from ..conversation import (
 from ..errors import PantoError
 from ..images import image_marker, image_tokens
 
+if TYPE_CHECKING:
+    from .turn import TurnContext
+
 __all__ = [
     "COMPACTION_SUMMARY_PREFIX",
     "COMPACTION_SUMMARY_SUFFIX",
     "DEFAULT_COMPACTION_PROMPT",
     "Compaction",
     "CompactionCancelled",
+    "CompactionJob",
     "compaction_due",
     "compaction_summary_message",
     "context_tokens",
@@ -84,6 +89,21 @@ class Compaction:
 class CompactionCancelled(PantoError):
     """The summary request was cancelled (the turn that asked for it was);
     nothing changed."""
+
+
+@dataclass(frozen=True)
+class CompactionJob:
+    """An auto-compaction as the turn's driver runs it: the summarizing turn
+    is a nested turn of the same driver (``open_turn``: its context; no
+    tools, no hooks, nothing persisted), then ``finish()`` keeps the summary
+    (the store's ``compaction`` entry, the conversation swapped) and gives
+    the ``CompactionEnd`` event; ``failed(error)`` gives the event of a
+    summary that failed (the conversation unchanged).  ``finish`` writes to
+    the store: the async driver calls it in a worker thread."""
+
+    open_turn: Callable[[], TurnContext]
+    finish: Callable[[], Any]
+    failed: Callable[[PantoError], Any]
 
 
 def _clip(text: str, limit: int) -> str:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DISPATCHING",
+    "DONE",
     "MERGE_DELTAS",
     "REQUESTING",
     "STREAMING",
@@ -46,6 +47,7 @@ MERGE_DELTAS = True
 STREAMING = Phase.STREAMING
 DISPATCHING = Phase.DISPATCHING
 REQUESTING = Phase.REQUESTING
+DONE = Phase.DONE
 
 #: what ``Inbox.get`` answers when its deadline passed with nothing posted
 TIMED_OUT = object()
@@ -165,7 +167,7 @@ class Driver:
             child.close()
 
     def _compaction_done(self, end: Any) -> Event | None:
-        """After ``ctx.compact``: raise ``Cancelled`` when this stream was
+        """After an auto-compaction: raise ``Cancelled`` when this stream was
         cancelled meanwhile; else the ``CompactionEnd`` event to yield."""
         self._child = None
         if self._cancel.is_set():

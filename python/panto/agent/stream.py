@@ -38,8 +38,9 @@ result; the ones that did not finish get an ``is_error`` ``"cancelled"``
 result).
 
 Auto-compaction, when a round starts with the context full: a
-``CompactionStart`` event, the summary request (a child stream, cancelled
-with this one), then ``CompactionEnd`` (also on a failure, with ``error``);
+``CompactionStart`` event, the summary request (a nested turn of this same
+driver: a child stream of the same flavour, cancelled with this one), then
+``CompactionEnd`` (also on a failure, with ``error``);
 a cancel in between leaves the conversation and the session as they were.
 
 Agent hooks: every dispatched call passes through ``before_tool_call`` and

@@ -14,6 +14,7 @@ from ..providers.exchange import Timeouts, open_stream
 from . import io_sync as io
 from .driver import (
     DISPATCHING,
+    DONE,
     MERGE_DELTAS,
     REQUESTING,
     STREAMING,
@@ -82,12 +83,7 @@ class Stream(io.Base):
                 if phase is REQUESTING:
                     if turn.compaction_due():
                         yield turn.compaction_start()
-                        try:
-                            end = io.run_blocking(turn.ctx.compact, self._set_child)  # type: ignore[arg-type]
-                        finally:
-                            self._close_child()  # (async: a cancelled wait leaves the thread running)
-                            self._child = None
-                        end = self._compaction_done(end)
+                        end = self._compact(turn)
                         if end is not None:
                             yield end
                     req = turn.request()
@@ -170,6 +166,30 @@ class Stream(io.Base):
             raise
         finally:
             self._close_response()
+
+    def _compact(self, turn: Turn) -> Event | None:
+        """Auto-compaction: the summarizing turn runs as a nested turn of
+        this same driver (a child ``Stream``, closed when this stream
+        is).  The ``CompactionEnd`` event to yield, or None (nothing to
+        compact, or the summary was cancelled: nothing changed).  Raises
+        ``Cancelled`` when this stream was cancelled meanwhile."""
+        assert turn.ctx.compaction is not None
+        job = io.run_blocking(turn.ctx.compaction)  # the before_compact hooks
+        end = None
+        if job is not None:
+            child = Stream(job.open_turn)
+            self._set_child(child)
+            try:
+                for _ in child:
+                    pass
+            except PantoError as exc:
+                end = job.failed(exc)
+            else:
+                if child.turn is not None and child.turn.phase is DONE:
+                    end = io.run_blocking(job.finish)  # the store's compaction entry
+            finally:
+                child.close()
+        return self._compaction_done(end)
 
     def _close_response(self) -> None:
         resp, self._resp = self._resp, None

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
     from ..config import Config
     from ..providers.base import PreparedRequest, Provider
+    from .compaction import CompactionJob
     from .hooks import HookChain
 
 __all__ = [
@@ -115,11 +116,10 @@ class TurnContext:
     #: () -> httpx.Client, and () -> httpx.AsyncClient for the running loop
     http_client: Callable[[], Any] | None = None
     async_http_client: Callable[[], Any] | None = None
-    #: auto-compaction, run by the driver when ``compaction_due()``:
-    #: ``compact(on_child)`` -> the ``CompactionEnd`` event or None;
-    #: ``on_child`` gets the summarizing stream while it runs (then None), so
-    #: a cancel of the turn cancels it too
-    compact: Callable[[Callable[[Any], None]], Any] | None = None
+    #: auto-compaction, when ``compaction_due()``: ``compaction()`` (it may
+    #: block: the ``before_compact`` hooks) -> the ``CompactionJob`` the
+    #: driver runs as a nested turn of its own, or None (nothing to compact)
+    compaction: Callable[[], CompactionJob | None] | None = None
     #: the model's context window in tokens (None: unknown, no auto-compaction)
     context_window: int | None = None
     #: () -> the user messages submitted while the turn ran (steering), taken
@@ -344,14 +344,14 @@ class Turn:
     # -- requesting ---------------------------------------------------------------
 
     def compaction_due(self) -> bool:
-        """At the start of a round: should the driver run ``ctx.compact()``
+        """At the start of a round: should the driver run ``ctx.compaction()``
         before ``request()``?  (The context fills ``[compaction] threshold``
         of the window or leaves less than ``reserve_tokens``.)  Asked once
         per round, so a compaction that frees too little cannot loop."""
         ctx = self.ctx
         cfg = self.config
         if (
-            ctx.compact is None
+            ctx.compaction is None
             or not cfg.compaction_auto
             or self.phase is not Phase.REQUESTING
             or self._request is not None
