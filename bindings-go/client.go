@@ -96,9 +96,9 @@ type Request struct {
 }
 
 // A Client streams one provider turn over net/http, for WireOpenAIChat
-// (POST {base}/chat/completions; the base URL includes /v1) or
-// WireAnthropicMessages (POST {base}/v1/messages).  It is safe for
-// concurrent use.
+// (POST {base}/chat/completions; the base URL includes /v1),
+// WireOpenAIResponses (POST {base}/responses) or WireAnthropicMessages
+// (POST {base}/v1/messages).  It is safe for concurrent use.
 type Client struct {
 	wire           Wire
 	baseURL        string
@@ -152,12 +152,12 @@ func WithDecoderOptions(opts ...Option) ClientOption {
 	return func(c *Client) { c.decoderOpts = append(c.decoderOpts, opts...) }
 }
 
-// NewClient returns a client for wire (WireOpenAIChat or
-// WireAnthropicMessages).
+// NewClient returns a client for wire (WireOpenAIChat, WireOpenAIResponses
+// or WireAnthropicMessages).
 func NewClient(wire Wire, opts ...ClientOption) (*Client, error) {
 	c := &Client{wire: wire, http: &http.Client{}, header: http.Header{}}
 	switch wire {
-	case WireOpenAIChat:
+	case WireOpenAIChat, WireOpenAIResponses:
 		c.baseURL = envOr("OPENAI_BASE_URL", "https://api.openai.com/v1")
 		c.apiKey = os.Getenv("OPENAI_API_KEY")
 	case WireAnthropicMessages:
@@ -192,8 +192,11 @@ func (c *Client) Wire() Wire { return c.wire }
 
 // URL is the endpoint requests go to.
 func (c *Client) URL() string {
-	if c.wire == WireAnthropicMessages {
+	switch c.wire {
+	case WireAnthropicMessages:
 		return c.baseURL + "/v1/messages"
+	case WireOpenAIResponses:
+		return c.baseURL + "/responses"
 	}
 	return c.baseURL + "/chat/completions"
 }
@@ -416,6 +419,28 @@ func (c *Client) Body(req *Request) ([]byte, error) {
 			body["tools"] = tools
 		}
 		body["max_tokens"] = maxTokens
+	} else if c.wire == WireOpenAIResponses {
+		// the Python package's openai_responses.py: the conversation whole
+		// every turn (store false), reasoning items sent back as received
+		if system != "" {
+			body["instructions"] = system
+		}
+		input, err := responsesInput(req.Messages)
+		if err != nil {
+			return nil, err
+		}
+		body["input"] = input
+		if len(req.Tools) > 0 {
+			tools := make([]any, 0, len(req.Tools))
+			for _, t := range req.Tools {
+				tools = append(tools, map[string]any{"type": "function", "name": t.Name,
+					"description": t.Description, "parameters": schema(t.InputSchema), "strict": false})
+			}
+			body["tools"] = tools
+		}
+		body["max_output_tokens"] = maxTokens
+		body["store"] = false
+		body["include"] = []any{"reasoning.encrypted_content"}
 	} else {
 		msgs, err := openaiMessages(system, req.Messages)
 		if err != nil {
@@ -587,6 +612,128 @@ func openaiMessages(system string, messages []Message) ([]any, error) {
 	}
 	flush()
 	return out, nil
+}
+
+// responsesInput maps panto's model to the Responses API's input items:
+// assistant blocks in order, each its own item (a thinking block whose
+// signature is a reasoning item -- the decoder keeps the item's JSON there --
+// that item as received; other thinking is not sent; non-empty text a
+// message item; a tool call a function_call; a server block of this wire
+// its JSON as received); tool results as function_call_output items (an
+// error result's output prefixed "Error: ", with images the array of
+// input_text and input_image parts), before the user's text and images.
+func responsesInput(messages []Message) ([]any, error) {
+	out := []any{}
+	for i := range messages {
+		m := &messages[i]
+		switch m.Role {
+		case RoleSystem:
+			continue
+		case RoleAssistant:
+			for _, b := range m.Content {
+				switch b := b.(type) {
+				case Thinking:
+					if isReasoningItem(b.Signature) {
+						out = append(out, json.RawMessage(b.Signature))
+					}
+				case Text:
+					if b.Text != "" {
+						out = append(out, map[string]any{"type": "message", "role": "assistant",
+							"content": []any{map[string]any{"type": "output_text", "text": b.Text}}})
+					}
+				case ToolUse:
+					in := b.Input
+					if in == nil {
+						in = map[string]any{}
+					}
+					args, err := marshal(in)
+					if err != nil {
+						return nil, fmt.Errorf("panto: tool call %s input: %w", b.ID, err)
+					}
+					out = append(out, map[string]any{"type": "function_call", "call_id": b.ID,
+						"name": b.Name, "arguments": string(args)})
+				case Server:
+					if isResponsesItem(b.RawJSON) {
+						out = append(out, json.RawMessage(b.RawJSON))
+					}
+				}
+			}
+		default: // user, tool: the results first (they answer the calls before them)
+			var parts []any
+			textOnly := true
+			for _, b := range m.Content {
+				switch b := b.(type) {
+				case ToolResultBlock:
+					content := b.Content
+					if b.IsError {
+						content = "Error: " + content
+					}
+					var output any = content
+					if len(b.Images) > 0 {
+						arr := []any{}
+						if content != "" {
+							arr = append(arr, map[string]any{"type": "input_text", "text": content})
+						}
+						for _, img := range b.Images {
+							arr = append(arr, inputImage(img))
+						}
+						output = arr
+					}
+					out = append(out, map[string]any{"type": "function_call_output",
+						"call_id": b.ToolUseID, "output": output})
+				case Text:
+					parts = append(parts, map[string]any{"type": "input_text", "text": b.Text})
+				case Image:
+					parts = append(parts, inputImage(b))
+					textOnly = false
+				}
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			if textOnly {
+				texts := make([]string, len(parts))
+				for k, p := range parts {
+					texts[k] = p.(map[string]any)["text"].(string)
+				}
+				out = append(out, map[string]any{"role": "user", "content": strings.Join(texts, "\n")})
+			} else {
+				out = append(out, map[string]any{"role": "user", "content": parts})
+			}
+		}
+	}
+	return out, nil
+}
+
+func inputImage(img Image) map[string]any {
+	return map[string]any{"type": "input_image", "image_url": "data:" + img.MediaType + ";base64," + img.Data}
+}
+
+// isReasoningItem: a thinking block's signature holds a Responses reasoning
+// item (its JSON object) rather than another wire's signature.
+func isReasoningItem(signature string) bool {
+	if !strings.HasPrefix(signature, "{") {
+		return false
+	}
+	var v struct {
+		Type string `json:"type"`
+	}
+	return json.Unmarshal([]byte(signature), &v) == nil && v.Type == "reasoning"
+}
+
+// isResponsesItem: a server block this wire can send back (an item it
+// received), not one of Anthropic's (*_tool_use, *_tool_result,
+// container_upload, compaction).
+func isResponsesItem(raw string) bool {
+	var v struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal([]byte(raw), &v) != nil || v.Type == "" {
+		return false
+	}
+	t := v.Type
+	return !strings.HasSuffix(t, "_tool_use") && !strings.HasSuffix(t, "_tool_result") &&
+		t != "container_upload" && t != "compaction"
 }
 
 func imageURL(img Image) map[string]any {

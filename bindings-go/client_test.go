@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -593,5 +595,102 @@ func TestRetryPolicyDelay(t *testing.T) {
 	h.Set("Retry-After", time.Now().Add(3*time.Second).UTC().Format(http.TimeFormat))
 	if d := retryAfter(h); d < time.Second || d > 3*time.Second {
 		t.Fatalf("HTTP-date Retry-After: %v", d)
+	}
+}
+
+// A two-round tool loop on the Responses wire against a loopback server:
+// the second request carries the reasoning item exactly as it was received
+// (its encrypted_content included), before the function_call it led to, and
+// the call's output after them.
+func TestClientResponsesReasoningRoundTrip(t *testing.T) {
+	round1, err := os.ReadFile(filepath.Join("..", "tests", "fixtures", "openai_responses_reasoning_tool.sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	round2, err := os.ReadFile(filepath.Join("..", "tests", "fixtures", "openai_responses_text.sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var bodies []string
+	var paths, auths []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		n := len(bodies)
+		bodies = append(bodies, string(b))
+		paths = append(paths, r.URL.Path)
+		auths = append(auths, r.Header.Get("Authorization"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		if n == 0 {
+			w.Write(round1)
+		} else {
+			w.Write(round2)
+		}
+	}))
+	defer srv.Close()
+	c, err := NewClient(WireOpenAIResponses, WithBaseURL(srv.URL+"/v1"), WithAPIKey(testKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := []Tool{{Name: "get_weather", Description: "The forecast"}}
+	msgs := []Message{UserMessage("Weather in Paris?")}
+	s, err := c.Stream(context.Background(), &Request{Model: "gpt-5", System: "Be brief.", Messages: msgs, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Message()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := first.ToolUses()
+	if len(calls) != 1 || len(first.Content) < 2 {
+		t.Fatalf("round 1: %+v", first.Content)
+	}
+	th, ok := first.Content[0].(Thinking)
+	if !ok || !strings.Contains(th.Signature, `"encrypted_content"`) {
+		t.Fatalf("round 1: the first block is %#v, want the reasoning item", first.Content[0])
+	}
+	msgs = append(msgs, *first, Message{Role: RoleTool, Content: []Block{
+		ToolResultBlock{ToolUseID: calls[0].ID, Content: "18C, sunny"}}})
+	s, err = c.Stream(context.Background(), &Request{Model: "gpt-5", System: "Be brief.", Messages: msgs, Tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Message(); err != nil {
+		t.Fatal(err)
+	}
+	if len(bodies) != 2 || paths[1] != "/v1/responses" || auths[1] != "Bearer "+testKey {
+		t.Fatalf("requests %v %v", paths, len(bodies))
+	}
+	body := bodies[1]
+	if !strings.Contains(body, th.Signature) { // byte for byte
+		t.Fatalf("the reasoning item is not in the request as received: %s", body)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, it := range doc["input"].([]any) {
+		m := it.(map[string]any)
+		kind, _ := m["type"].(string)
+		if kind == "" {
+			kind, _ = m["role"].(string)
+		}
+		if id, ok := m["call_id"].(string); ok && id != calls[0].ID {
+			t.Fatalf("call id %s, want %s", id, calls[0].ID)
+		}
+		order = append(order, kind)
+	}
+	if got := strings.Join(order, " "); got != "user reasoning function_call function_call_output" {
+		t.Fatalf("input items %s", got)
+	}
+	if doc["instructions"] != "Be brief." || doc["store"] != false || doc["max_output_tokens"] != float64(DefaultMaxTokens) {
+		t.Fatalf("body %v", doc)
+	}
+	if strings.Contains(body, testKey) {
+		t.Fatal("the key is in the body")
 	}
 }

@@ -9,9 +9,10 @@
 //   - Stream: a Decoder over an io.Reader such as an HTTP body, with Next,
 //     Iter (range-over-func; check Err afterwards, as with bufio.Scanner),
 //     Chan, Message, Close and context cancellation.
-//   - Client: one provider turn over net/http for WireOpenAIChat and
-//     WireAnthropicMessages, with request building, API keys from options or
-//     the environment, and retries that honour Retry-After.
+//   - Client: one provider turn over net/http for WireOpenAIChat,
+//     WireOpenAIResponses and WireAnthropicMessages, with request building,
+//     API keys from options or the environment, and retries that honour
+//     Retry-After.
 //
 // Events are Go structs (MessageStart, BlockStart, ToolDetails,
 // ContentDelta, BlockComplete, MessageComplete, SSE); MessageComplete is

@@ -32,7 +32,8 @@ func TestRequestBodiesMatchGoldenFixtures(t *testing.T) {
 	if len(paths) < 3 {
 		t.Fatalf("found %d golden request fixtures under tests/golden/requests, want >= 3", len(paths))
 	}
-	wires := map[string]Wire{"anthropic-messages": WireAnthropicMessages, "openai-chat": WireOpenAIChat}
+	wires := map[string]Wire{"anthropic-messages": WireAnthropicMessages, "openai-chat": WireOpenAIChat,
+		"openai-responses": WireOpenAIResponses}
 	for _, path := range paths {
 		raw, err := os.ReadFile(path)
 		if err != nil {
@@ -44,7 +45,7 @@ func TestRequestBodiesMatchGoldenFixtures(t *testing.T) {
 		}
 		for name, wire := range wires {
 			if _, ok := c.Bodies[name]; !ok {
-				continue // a case about another wire (openai-responses)
+				continue // a case about another wire
 			}
 			t.Run(filepath.Base(path)+"/"+name, func(t *testing.T) {
 				opts := []ClientOption{WithBaseURL("http://127.0.0.1:9"), WithAPIKey("sk-golden")}
