@@ -341,6 +341,25 @@ def test_a_permission_request_is_answered_on_another_replica(
     assert r.status_code == 404 and req["request"] in r.text and "expired" in r.text, r.text
     assert not marker.exists()
 
+    # an answer sent while A's LISTEN connection is down (its NOTIFY lost) is
+    # read when A has listened again
+    import psycopg
+
+    sid = create_with_approvals(b, tmp_path, 30)
+    touched = tmp_path / "while-reconnecting"
+    assert prompt(a, sid, f"call bash touch {touched}").status_code == 202
+    req = read_events(b, sid, A, "permission.requested")[-1]
+    with psycopg.connect(database, autocommit=True) as c:
+        cut = c.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND query = 'LISTEN panto_agent'"
+        ).fetchall()
+    assert len(cut) == 2  # both replicas'
+    t0 = time.monotonic()
+    assert answer(b, sid, req["data"]["request"], "once").status_code == 200
+    read_events(b, sid, A, "turn.completed", after=req["id"])
+    assert touched.exists() and time.monotonic() - t0 < 5  # (not the 10 s poll)
+
     # A dies while its request waits: the request expires, the session goes on on B
     sid = create_with_approvals(b, tmp_path, 30)
     assert prompt(a, sid, f"call bash touch {marker}").status_code == 202

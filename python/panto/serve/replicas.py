@@ -52,6 +52,8 @@ TERMINAL = ("turn.completed", "turn.failed", "turn.aborted")
 #: seconds an idle event stream waits for a NOTIFY before reading anyway
 #: (a notification lost while the LISTEN connection reconnects costs this)
 POLL = 2.0
+#: seconds a waiting permission request reads its row anyway (see POLL)
+ASK_POLL = 10.0
 #: seconds a killed replica's lock may outlive it (its server sees the connection go)
 LOCK_GRACE = 1.0
 #: seconds a batch of events that failed is tried again before it is given up
@@ -200,8 +202,10 @@ class ReplicaHub:
                 conn = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
                 async with conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
-                    for sid in list(self.runs):  # missed while reconnecting
+                    for sid, run in list(self.runs.items()):  # missed while reconnecting
                         await self._take_queued(sid)
+                        for wake in list(run.asks.values()):  # (an answer's NOTIFY)
+                            wake.set()
                     async for n in conn.notifies():
                         sid, _, what = n.payload.partition(" ")
                         if what == "abort":
@@ -712,8 +716,10 @@ class ReplicaHub:
                 loop.call_soon_threadsafe(self._emit, run, "permission.requested", data)
                 deadline = time.monotonic() + timeout
                 while True:
-                    # a NOTIFY wakes us; the poll covers one lost while LISTEN reconnects
-                    wake.wait(max(0.0, min(deadline - time.monotonic(), POLL)))
+                    # an answer's NOTIFY wakes us (or LISTEN reconnecting: one may
+                    # have been lost); the slow poll covers a LISTEN connection
+                    # that died unnoticed
+                    wake.wait(max(0.0, min(deadline - time.monotonic(), ASK_POLL)))
                     wake.clear()
                     got = decided(rid)
                     if got is not None:
