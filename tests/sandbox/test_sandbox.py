@@ -259,9 +259,14 @@ def test_config_sandbox_reports_backend_abi_and_network(ws: Path, backend: str) 
 # -- the rerun seam and the process tree (through the runtime directly) ------------------------
 
 
-def test_escalate_reruns_a_blocked_call_outside_the_sandbox(ws: Path, backend: str) -> None:
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_escalate_reruns_a_blocked_call_outside_the_sandbox(
+    ws: Path, backend: str, flavour: str
+) -> None:
+    """Also through ``ainvoke_batch`` (the async driver's way in): the
+    question runs on a tool-pool thread, never on the event loop."""
     from panto.lua import LuaRuntime, LuaToolSource, load_extensions
-    from panto.tools import ToolCall
+    from panto.tools import CancelToken, ToolCall
 
     outside = ws.parent / "outside" / "esc.txt"
     rt = LuaRuntime()
@@ -270,25 +275,34 @@ def test_escalate_reruns_a_blocked_call_outside_the_sandbox(ws: Path, backend: s
         sb = Sandbox(SandboxSettings(backend=backend), str(ws))
         src = LuaToolSource(rt, cwd=str(ws), sandbox=sb)
         asked: list[str] = []
+        threads: list[str] = []
 
         def escalate(call: ToolCall, out: object) -> bool:
             asked.append(call.input["command"])
+            threads.append(threading.current_thread().name)
             return answer
+
+        def invoke(calls: list[ToolCall]) -> list[object]:
+            if flavour == "sync":
+                return list(src.invoke_batch(calls))
+            return asyncio.run(src.ainvoke_batch(calls, [CancelToken() for _ in calls]))
 
         src.escalate = escalate
         call = ToolCall("t1", "bash", {"command": f"echo esc > {outside}"})
         answer = False
-        (out,) = src.invoke_batch([call])
-        assert out.is_error and asked and not outside.exists()
+        (out,) = invoke([call])
+        assert out.is_error and asked and not outside.exists()  # type: ignore[attr-defined]
         answer = True
-        (out,) = src.invoke_batch([call])
-        assert not out.is_error, out.content
-        assert out.content.startswith("[rerun outside the sandbox, approved by the user]")
+        (out,) = invoke([call])
+        assert not out.is_error, out.content  # type: ignore[attr-defined]
+        assert out.content.startswith("[rerun outside the sandbox, approved by the user]")  # type: ignore[attr-defined]
         assert outside.read_text() == "esc\n"
+        if flavour == "async":
+            assert threads and all(t.startswith("panto-tool") for t in threads), threads
         # a call that succeeds in the sandbox is never offered
         asked.clear()
-        (out,) = src.invoke_batch([ToolCall("t2", "bash", {"command": "echo ok > in.txt"})])
-        assert not out.is_error and not asked
+        (out,) = invoke([ToolCall("t2", "bash", {"command": "echo ok > in.txt"})])
+        assert not out.is_error and not asked  # type: ignore[attr-defined]
     finally:
         rt.close()
 
