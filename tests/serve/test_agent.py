@@ -184,6 +184,8 @@ def test_approvals_as_events(server: str, tmp_path: Path) -> None:
     assert r.status_code == 404 and rids[2] in r.text and "expired" in r.text, r.text
     r = httpx.post(f"{base}/permissions/perm_99", json={"decision": "once"}, headers=A)
     assert r.status_code == 404 and "perm_99" in r.text
+    fork = httpx.post(f"{base}/fork", headers=A)
+    assert fork.status_code == 201 and fork.json()["approvals"] is True  # it asks too
     # an abort denies the waiting request, before the turn's end
     marker = tmp_path / "aborted"
     httpx.post(base + "/prompts", json={"text": f"call bash touch {marker}"}, headers=A)

@@ -312,6 +312,8 @@ def test_a_permission_request_is_answered_on_another_replica(
         assert state(a, sid)["pending_permissions"] == []
     r = answer(b, sid, "perm_nothing", "once")
     assert r.status_code == 404 and "perm_nothing" in r.text
+    fork = httpx.post(f"{b}/v1/agent/sessions/{sid}/fork", headers=A)
+    assert fork.status_code == 201 and fork.json()["approvals"] is True  # it asks too
 
     # an abort on B denies the request waiting on A
     marker = tmp_path / "aborted"
