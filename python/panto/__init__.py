@@ -68,6 +68,7 @@ _LAZY: dict[str, str] = {
     "ToolCall": "tools",
     "ToolOutput": "tools",
     "FunctionTool": "tools",
+    "CancelToken": "tools",
     # agent and configuration
     "Agent": "agent",
     "Config": "config",
@@ -172,4 +173,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         ToolDetails,
         ToolResult,
     )
-    from .tools import FunctionTool, Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
+    from .tools import CancelToken, FunctionTool, Tool, ToolCall, ToolDecl, ToolOutput, ToolSource
