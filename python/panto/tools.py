@@ -26,7 +26,6 @@ A tool that raises becomes an ``is_error`` result; it never crashes a turn.
 
 from __future__ import annotations
 
-import contextvars
 import re
 import threading
 from abc import ABC, abstractmethod
@@ -206,6 +205,7 @@ async def run_in_pool(executor: Executor | None, fn: Callable[..., T], *args: An
     ``asyncio.to_thread``).  If the wait is cancelled, the thread still
     finishes ``fn``."""
     import asyncio
+    import contextvars
 
     ctx = contextvars.copy_context()
     loop = asyncio.get_running_loop()
