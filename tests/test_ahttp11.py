@@ -338,9 +338,9 @@ def test_shutdown_socket_from_another_thread_wakes_a_reader() -> None:
         srv.close()
 
 
-def test_a_read_returns_everything_that_arrived_since_the_last_one() -> None:
+def test_aiter_reads_gives_everything_that_arrived_since_the_last_read() -> None:
     """Ten chunks sent while the reader was busy come back as one read (a
-    proxy writes them on in one piece)."""
+    proxy writes them on in one piece); ``aiter_raw`` gives them one by one."""
     parts = [b"data: %d\n\n" % i for i in range(10)]
 
     def answer(conn: socket.socket, n: int) -> bool:
@@ -353,16 +353,22 @@ def test_a_read_returns_everything_that_arrived_since_the_last_one() -> None:
 
     srv = OneShotServer(answer)
 
-    async def main() -> list[bytes]:
+    async def main() -> tuple[list[bytes], list[bytes]]:
         async with ahttp11.AsyncClient() as client:
             r = await send(client, srv.url)
             await asyncio.sleep(0.15)  # busy while the chunks arrive
-            reads = [c async for c in r.aiter_raw()]
+            reads = [c async for c in r.aiter_reads()]
             await r.aclose()
-            return reads
+            r = await send(client, srv.url)
+            await asyncio.sleep(0.15)
+            raw = [c async for c in r.aiter_raw()]
+            await r.aclose()
+            return reads, raw
 
     try:
-        assert run(main) == [b"".join(parts)]
+        reads, raw = run(main)
+        assert reads == [b"".join(parts)]
+        assert raw == parts  # aiter_raw: chunk by chunk, as httpx and http11 give them
     finally:
         srv.close()
 

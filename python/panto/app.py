@@ -170,12 +170,24 @@ class Host:
     -- however many sessions run; Lua and MCP calls need no thread of it.
     None: the process's pool (``panto.tools.default_tool_pool()``,
     ``DEFAULT_TOOL_THREADS`` threads).
+
+    ``http_clients``: the async HTTP clients of every session's
+    ``run_async`` turns (``providers.clients.AsyncClients``): one per event
+    loop, origin and TLS settings, each a pool of at most
+    ``http_connections`` kept-alive connections per origin
+    (``providers.ahttp11``; httpx's when a proxy is configured), closed with
+    the host.
     """
 
-    def __init__(self, *, tool_threads: int | None = None) -> None:
+    def __init__(
+        self, *, tool_threads: int | None = None, http_connections: int | None = None
+    ) -> None:
         self._tool_threads = tool_threads
         self._tool_pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
+        from .providers.clients import AsyncClients  # (no asyncio until a client is made)
+
+        self.http_clients = AsyncClients(http_connections)
 
     @property
     def tool_pool(self) -> ThreadPoolExecutor:
@@ -189,8 +201,9 @@ class Host:
             return self._tool_pool
 
     def close(self) -> None:
-        """Stop the host's own tool pool (not the process's); running
-        work finishes in the background."""
+        """Close the host's HTTP clients and stop its own tool pool (not
+        the process's); running work finishes in the background."""
+        self.http_clients.close()
         with self._pool_lock:
             pool, self._tool_pool = self._tool_pool, None
         if pool is not None and self._tool_threads is not None:
@@ -331,6 +344,7 @@ class Host:
                 if old and prompt.text and not sp.same_prompt(old, prompt.text):
                     agent.add_system_message(prompt.text, "replace")
             agent.tool_pool = self.tool_pool
+            agent.http_clients = self.http_clients
             agent.permissions = _permissions(config, cwd_s, store, loaded, permission_mode, env)
             for t in tools:
                 agent.register_tool(t)

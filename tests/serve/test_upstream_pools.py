@@ -1,7 +1,7 @@
-"""The proxy's upstream connections: one pool per upstream origin
-(panto.providers.ahttp11: bounded by ``[serve] upstream_connections``,
-O(1) acquire and release, connections kept alive and reused), and
-bench/serve.py's smoke run."""
+"""The proxy's upstream connections: the process host's shared clients,
+one pool per upstream origin (panto.providers.ahttp11: bounded by
+``[serve] upstream_connections``, O(1) acquire and release, connections
+kept alive and reused), and bench/serve.py's smoke run."""
 
 from __future__ import annotations
 
@@ -25,13 +25,19 @@ from panto.testing import Reply, ScriptedServer
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_one_client_with_pools_of_upstream_connections() -> None:
+def test_the_proxy_uses_the_hosts_shared_clients_bounded_by_upstream_connections() -> None:
+    from panto.app import default_host
+
     proxy = Proxy(Config(), ServeSettings(upstream_connections=200))
-    client = proxy.client()
-    assert isinstance(client, ahttp11.AsyncClient) and client.max_connections == 200
-    assert proxy.client() is client
-    asyncio.run(proxy.aclose())
-    assert client.is_closed
+    assert proxy.clients is default_host().http_clients
+
+    async def main() -> None:
+        client = proxy.client("http://127.0.0.1:9/v1")
+        assert isinstance(client, ahttp11.AsyncClient) and client.max_connections == 200
+        assert proxy.client("http://127.0.0.1:9/other") is client  # one origin, one client
+        assert proxy.client("http://127.0.0.1:10/v1") is not client
+
+    asyncio.run(main())
 
 
 def test_streams_beyond_the_bound_wait_for_a_connection_and_reuse_it(

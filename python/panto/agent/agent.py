@@ -59,8 +59,7 @@ log = get_logger("panto.agent")
 if TYPE_CHECKING:
     from concurrent.futures import Executor
 
-    import httpx
-
+    from ..providers.clients import AsyncClients
     from .compaction import Compaction, CompactionJob
 
 __all__ = ["Agent", "AgentHooks", "MessageStore", "ToolCallDecision"]
@@ -110,7 +109,11 @@ class Agent:
         self._sources: list[ToolSource] = []
         self._http: Any = None  # providers.transport.sync_client()
         self._http_tls = False
-        self._ahttp: dict[tuple[int, bool], httpx.AsyncClient] = {}
+        #: the async HTTP clients of ``run_async`` turns, shared with other
+        #: sessions (``panto.app.Host`` sets its own); None: the process's
+        #: (``providers.clients.default_async_clients()``)
+        self.http_clients: AsyncClients | None = None
+        self._base_url = ""  # the last turn's provider's
         self._lock = threading.Lock()
         self._active: Stream | AsyncStream | None = None
         self._hooks = HookChain()
@@ -622,11 +625,13 @@ class Agent:
         if queued:
             self.conversation.extend(queued)
             self._persist(queued)
+        provider = make_provider(self.config)
+        self._base_url = provider.base_url  # (the mock's server is known only now)
         return TurnContext(
             config=self.config,
             conversation=self.conversation,
             registry=self._registry(),
-            provider=make_provider(self.config),
+            provider=provider,
             persist=self._persist,
             hooks=self._hooks,
             http_client=self._http_client,
@@ -649,7 +654,8 @@ class Agent:
 
     def run_async(self) -> AsyncStream:
         """Start a turn as an async iterator (``async for ev in
-        agent.run_async()``), on httpx's async client."""
+        agent.run_async()``), on the shared async clients
+        (``http_clients``)."""
         self._cancel_active()
         if self._hooks:
             self._ensure_session()
@@ -686,36 +692,26 @@ class Agent:
                 client = self._http
         return client
 
-    def _async_http_client(self) -> httpx.AsyncClient:
-        import asyncio
+    def _async_http_client(self) -> Any:
+        # shared per event loop, origin and TLS settings with every other
+        # session of the host: a pool per upstream, kept alive across turns
+        clients = self.http_clients
+        if clients is None:
+            from ..providers.clients import default_async_clients
 
-        loop = asyncio.get_running_loop()
-        https = self.config.resolve_base_url().startswith("https:")
-        key = (id(loop), https)  # TLS only for https (see _http_client)
-        client = self._ahttp.get(key)
-        if client is None or client.is_closed:
-            import httpx
-
-            from ..providers.transport import tls_verify
-
-            client = self._ahttp[key] = httpx.AsyncClient(
-                follow_redirects=False, verify=tls_verify(https)
-            )
-        return client
+            clients = default_async_clients()
+        return clients.get(self._base_url or self.config.resolve_base_url())
 
     def close(self) -> None:
-        """Cancel a running turn and close the HTTP connections."""
+        """Cancel a running turn and close the agent's own (sync) HTTP
+        connections; the shared async clients stay with their host."""
         self._cancel_active()
         if self._http is not None:
             self._http.close()
             self._http = None
-        self._ahttp.clear()  # async clients close with their loop
 
     async def aclose(self) -> None:
         self._cancel_active()
-        for c in list(self._ahttp.values()):
-            await c.aclose()
-        self._ahttp.clear()
         if self._http is not None:
             self._http.close()
             self._http = None

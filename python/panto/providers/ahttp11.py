@@ -15,8 +15,9 @@ and verification (one context per client), and the same error classes as
 Connections to one origin (scheme, host, port) form a ``Pool`` of bounded
 size whose acquire and release are O(1): a stack of idle connections
 (checked before reuse: the protocol sees the server's close at once) and a
-queue of waiters.  Each body read returns everything that arrived since the
-last one (a proxy writes it on in one piece); reading is paused while more
+queue of waiters.  ``Response.aiter_reads`` gives everything that arrived
+since the last read in one piece (a proxy writes it on so); reading is
+paused while more
 than ``_HIGH_WATER`` bytes wait unread.  Timeouts cost no timer per read:
 one timer per connection is re-armed only when it fires early.
 
@@ -275,20 +276,20 @@ class _Conn(asyncio.Protocol):
                 raise RemoteProtocolError("the server closed the connection without a response")
             await self._wait(timeout, "head")
 
-    async def read(self, timeout: float | None) -> bytes:
-        """The body bytes received since the last read; b"" at its end."""
+    async def read(self, timeout: float | None) -> list[bytes]:
+        """The body's pieces (as framed) received since the last read; []
+        at its end."""
         while True:
             body = self.body
             if body:
-                data = body[0] if len(body) == 1 else b"".join(body)
-                body.clear()
+                self.body = []
                 self.buffered = 0
                 if self.paused and self.transport is not None:
                     self.paused = False
                     self.transport.resume_reading()
-                return data
+                return body
             if self.complete:
-                return b""
+                return body
             if self.error is not None:
                 raise self.error
             await self._wait(timeout, "read")
@@ -339,13 +340,17 @@ class _Conn(asyncio.Protocol):
         self.dead = True
         t = self.transport
         if t is not None:
-            t.abort()
+            try:
+                t.abort()
+            except RuntimeError:  # its loop is closed: the socket goes with it
+                pass
 
 
 class Response:
     """A response whose body is read as it is iterated (``aiter_raw``:
-    each item is everything that arrived since the previous one, framing
-    removed; ``aiter_bytes``: content-encoding undone too).  ``aclose()``
+    each piece as framed; ``aiter_reads``: everything that arrived since
+    the previous item, framing removed; ``aiter_bytes``: content-encoding
+    undone too).  ``aclose()``
     gives a completely read connection back to its pool for reuse and
     closes any other."""
 
@@ -393,19 +398,38 @@ class Response:
             except RuntimeError:  # the loop is closed
                 pass
 
-    async def aiter_raw(self) -> AsyncIterator[bytes]:
+    def _reader(self) -> _Conn | None:
         if self._started:
             raise RuntimeError("the response body is already being read")
         self._started = True
-        conn = self._conn
-        if conn is None or self._head_only:
+        return None if self._head_only else self._conn
+
+    async def aiter_raw(self) -> AsyncIterator[bytes]:
+        """The body as framed: each piece of each chunk as it was parsed
+        (httpx's and ``http11``'s granularity)."""
+        conn = self._reader()
+        if conn is None:
             return
         timeout = self._read_timeout
         while True:
-            data = await conn.read(timeout)
-            if not data:
+            pieces = await conn.read(timeout)
+            if not pieces:
                 return
-            yield data
+            for p in pieces:
+                yield p
+
+    async def aiter_reads(self) -> AsyncIterator[bytes]:
+        """The body as it arrives: each item is everything received since
+        the previous one (a proxy writes it on in one piece)."""
+        conn = self._reader()
+        if conn is None:
+            return
+        timeout = self._read_timeout
+        while True:
+            pieces = await conn.read(timeout)
+            if not pieces:
+                return
+            yield pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body with its ``content-encoding`` (gzip, deflate) undone."""

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ERROR_BODY_LIMIT",
     "PROXY_VARS",
+    "aiter_reads",
     "async_client",
     "asend",
     "errors",
@@ -527,6 +528,13 @@ def body_chunks(resp: Any) -> Iterator[bytes]:
 
 def abody_chunks(resp: Any) -> Any:
     return resp.aiter_bytes() if _encoded(resp) else resp.aiter_raw()
+
+
+def aiter_reads(resp: Any) -> Any:
+    """A response's raw body as it arrives: one item per network read on
+    ``ahttp11`` (everything since the last one), the raw chunks on httpx."""
+    reads = getattr(resp, "aiter_reads", None)
+    return reads() if reads is not None else resp.aiter_raw()
 
 
 def read_error_body(resp: Any, limit: int = ERROR_BODY_LIMIT) -> bytes:

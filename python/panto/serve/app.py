@@ -271,7 +271,6 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
         finally:
             state["draining"] = True
             await hub.aclose()
-            await proxy.aclose()
             ledger.close()
 
     app = Starlette(routes=routes, lifespan=life)
@@ -415,7 +414,7 @@ async def _count_tokens(proxy: Proxy, raw: bytes, key: ApiKey | None) -> Any:
         cfg = proxy.config
         try:
             resp = await tp.asend(
-                proxy.client(),
+                proxy.client(target.provider.base_url),
                 url,
                 json.dumps(up).encode(),
                 target.provider.headers(),

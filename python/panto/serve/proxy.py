@@ -33,6 +33,7 @@ from ..events import MessageComplete
 from ..logs import get_logger
 from ..providers import make_provider
 from ..providers.base import RETRYABLE_STATUS, Provider, redact
+from ..providers.clients import AsyncClients
 from ..providers.codec import (
     ParsedRequest,
     RequestError,
@@ -40,6 +41,7 @@ from ..providers.codec import (
     parse_request,
     response_body,
 )
+from ..providers.transport import aiter_reads
 from .settings import ApiKey, ServeSettings
 from .wire_errors import error_body, error_status
 
@@ -133,14 +135,16 @@ class SignatureStore:
 
 
 class Proxy:
-    """The proxy's state: targets built from panto's config, one HTTP client
-    per upstream base URL, the signature store, and requests in flight."""
+    """The proxy's state: targets built from panto's config, the HTTP
+    clients (the process host's, shared with the served sessions), the
+    signature store, and requests in flight."""
 
     def __init__(
         self,
         config: Config,
         settings: ServeSettings,
         record: Callable[[Outcome], None] | None = None,
+        clients: AsyncClients | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
@@ -148,7 +152,12 @@ class Proxy:
         self.signatures = SignatureStore()
         self.inflight = 0
         self._targets: dict[str, Target] = {}
-        self._client: Any = None
+        if clients is None:
+            from ..app import default_host
+
+            clients = default_host().http_clients
+        clients.max_connections = settings.upstream_connections
+        self.clients = clients
 
     # -- models and targets -------------------------------------------------------
 
@@ -186,21 +195,13 @@ class Proxy:
                 ids.append(f"{name}/{p.default_model}")
         return [m for m in ids if key is None or key.allows(m)]
 
-    def client(self) -> Any:
-        """The HTTP client of every upstream (``transport.async_client``:
-        panto's asyncio HTTP/1.1 client, a pool of at most
-        ``upstream_connections`` per origin with O(1) acquire and release;
-        httpx's when a proxy is configured in the environment)."""
-        if self._client is None:
-            from ..providers.transport import async_client
-
-            self._client = async_client(False, self.settings.upstream_connections)
-        return self._client
-
-    async def aclose(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
+    def client(self, base_url: str) -> Any:
+        """The HTTP client of ``base_url``'s origin: the host's shared
+        clients (``Host.http_clients``: panto's asyncio HTTP/1.1 client, a
+        pool of at most ``upstream_connections`` per origin with O(1)
+        acquire and release; httpx's when a proxy is configured in the
+        environment), the same the served agent sessions use."""
+        return self.clients.get(base_url)
 
     # -- one request ----------------------------------------------------------------
 
@@ -247,14 +248,13 @@ class Proxy:
         from ..providers import transport as tp
 
         last: ProxyError | None = None
-        client = self.client()
         cfg = self.config
         for i, spec in enumerate(chain):
             more = i + 1 < len(chain)
             target = self.target(spec)
             try:
                 resp = await tp.asend(
-                    client,
+                    self.client(target.provider.base_url),
                     target.provider.url,
                     self.upstream_body(target, parsed, raw, client_wire),
                     self.upstream_headers(target, incoming, client_wire),
@@ -330,7 +330,7 @@ class Proxy:
         message: Message | None = None
         self.inflight += 1
         try:
-            async for chunk in resp.aiter_raw():
+            async for chunk in aiter_reads(resp):
                 dec.feed(chunk)
                 for ev in dec:
                     if isinstance(ev, MessageComplete):
@@ -361,7 +361,7 @@ class Proxy:
         remember = client_wire == "openai-chat" and target.wire == "anthropic-messages"
         self.inflight += 1
         try:
-            async for chunk in resp.aiter_raw():
+            async for chunk in aiter_reads(resp):
                 dec.feed(chunk)
                 out: list[bytes] = []
                 try:

@@ -1,0 +1,85 @@
+"""The Host's shared async HTTP clients (issue 24, step 6): the sessions of
+one host reuse one pool per upstream origin across turns and sessions
+(one kept-alive connection serves turn after turn), per event loop; a
+host's clients are its own and close with it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from panto.app import Host
+from panto.config import Config
+from panto.conversation import Text
+from panto.providers import ahttp11
+from panto.providers.clients import AsyncClients, default_async_clients
+from panto.testing import Reply, ScriptedServer
+
+
+def config(server: ScriptedServer) -> Config:
+    return Config(
+        provider="openai", model="m", base_url=server.base_url("openai-chat"), api_key="k"
+    )
+
+
+def test_sessions_of_a_host_share_one_kept_alive_connection(tmp_path: Path) -> None:
+    host = Host()
+    with ScriptedServer() as server:
+        for _ in range(6):
+            server.push(Reply([Text("ok")]))
+
+        async def main() -> None:
+            agents = [
+                host.open_agent(config(server), cwd=tmp_path, extensions=False) for _ in range(3)
+            ]
+            for agent in agents:
+                assert agent.http_clients is host.http_clients
+            for _ in range(2):
+                for agent in agents:  # one after another: one connection is enough
+                    agent.submit_user_message("hi")
+                    async for _ev in agent.run_async():
+                        pass
+                    assert agent.conversation[-1].text == "ok"
+            for agent in agents:
+                await agent.aclose()
+                agent.store.close()
+
+        asyncio.run(main())
+        assert len(server.requests) == 6
+        assert len({r.client for r in server.requests}) == 1
+    assert host.http_clients.count() == 1
+    host.close()
+    assert host.http_clients.count() == 0 and host.http_clients.closed
+
+
+def test_clients_per_loop_origin_and_tls_and_closed_loops_dropped() -> None:
+    clients = AsyncClients(7)
+
+    async def main() -> tuple[object, object]:
+        a = clients.get("http://127.0.0.1:1/v1/chat")
+        assert isinstance(a, ahttp11.AsyncClient) and a.max_connections == 7
+        assert clients.get("http://127.0.0.1:1/v1/other") is a
+        assert clients.get("http://127.0.0.1:2/v1") is not a
+        assert clients.get("https://127.0.0.1:1/v1") is not a
+        return a, clients.get("http://127.0.0.1:1/v1")
+
+    a, same = asyncio.run(main())
+    assert a is same and clients.count() == 3
+    b, _ = asyncio.run(main())  # a new loop: new clients; the closed loop's are dropped
+    assert b is not a and a.is_closed and clients.count() == 3
+    clients.close()
+    assert b.is_closed  # type: ignore[attr-defined]
+
+
+def test_an_agent_without_a_host_uses_the_process_clients() -> None:
+    from panto.agent import Agent
+
+    agent = Agent(Config(provider="openai", model="m", base_url="http://127.0.0.1:1/v1"))
+    assert agent.http_clients is None
+
+    async def main() -> object:
+        return agent._async_http_client()  # noqa: SLF001
+
+    client = asyncio.run(main())
+    assert isinstance(client, ahttp11.AsyncClient)
+    assert default_async_clients().count() >= 1
