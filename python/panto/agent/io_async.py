@@ -1,8 +1,8 @@
 """What the async turn driver (``stream_async.py``) does its own way: it
-waits on the event loop and runs blocking work (the store, hooks,
-compaction) in a worker thread, and tool rounds as tasks (see ``Base``), so
-the loop is never blocked.  Its sync
-twin is ``io_sync.py``; the driver body that uses them is written once."""
+waits on the event loop, runs blocking work (the store, hooks) in a worker
+thread and tool rounds as tasks (see ``Base``), so the loop is never
+blocked.  Its sync twin is ``io_sync.py``; the driver body that uses them
+is written once."""
 
 from __future__ import annotations
 
