@@ -482,3 +482,32 @@ def test_a_proxy_in_the_environment_falls_back_to_httpx(monkeypatch: pytest.Monk
     a, b = run(clients)
     assert isinstance(a, ahttp11.AsyncClient) and a.max_connections == 7
     assert isinstance(b, httpx.AsyncClient)
+
+
+def test_a_slow_reader_pauses_the_socket_and_loses_nothing() -> None:
+    """A 1 MB body read late: the connection stops reading once its unread
+    bytes pass the high-water mark (the rest waits in the kernel, not in
+    this process) and resumes as the reader catches up."""
+    data = bytes(range(256)) * 4096
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(data) + data)
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> tuple[bool, int, bytes]:
+        async with ahttp11.AsyncClient() as client:
+            r = await send(client, srv.url)
+            await asyncio.sleep(0.3)  # the server has sent it all by now
+            conn = r._conn  # noqa: SLF001
+            assert conn is not None
+            paused, held = conn.paused, conn.buffered
+            return paused, held, await body(r)
+
+    try:
+        paused, held, got = run(main)
+        assert paused and held <= ahttp11._HIGH_WATER + ahttp11._READ_SIZE  # noqa: SLF001
+        assert got == data
+    finally:
+        srv.close()

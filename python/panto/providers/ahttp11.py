@@ -53,7 +53,9 @@ from .http11 import (
 __all__ = ["AsyncClient", "PoolTimeout", "Response"]
 
 #: Unread body bytes above which the connection stops reading (flow control).
-_HIGH_WATER = 256 * 1024
+_HIGH_WATER = 16 * 1024
+#: The most one socket read takes (into the client's one read buffer).
+_READ_SIZE = 16 * 1024
 #: Connections per origin unless the client is told otherwise.
 DEFAULT_MAX_CONNECTIONS = 512
 
@@ -76,14 +78,20 @@ def _target(url: str) -> tuple[_Key, str, str]:
     return (scheme, host, port), target, host_h
 
 
-class _Conn(asyncio.Protocol):
+class _Conn(asyncio.BufferedProtocol):
     """One connection: its transport, the response parser, and the state of
-    the response being read (body bytes not yet consumed, end, error)."""
+    the response being read (body bytes not yet consumed, end, error).
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    A buffered protocol: the socket is read into ``buf``, the client's one
+    read buffer (shared by its connections: each read is parsed at once,
+    the body copied out as bytes), at most ``_READ_SIZE`` at a time, so an
+    idle or paused connection holds no read buffer of its own."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, buf: memoryview) -> None:
         import httptools
 
         self.loop = loop
+        self.buf = buf
         self.transport: asyncio.Transport | None = None
         self.parser: Any = httptools.HttpResponseParser(self)
         self.pool: Pool | None = None
@@ -117,7 +125,13 @@ class _Conn(asyncio.Protocol):
     def connection_made(self, transport: Any) -> None:
         self.transport = transport
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.buf
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.data_received(self.buf[:nbytes])
+
+    def data_received(self, data: Any) -> None:
         if not self.busy:  # bytes nobody asked for: the connection is unusable
             self.dead = True
             self._close_transport()
@@ -599,6 +613,7 @@ class AsyncClient:
         self._ssl: Any = ssl_context
         self.max_connections = max(1, max_connections)
         self._pools: dict[_Key, Pool] = {}
+        self._buf = memoryview(bytearray(_READ_SIZE))
         self.is_closed = False
 
     def _ssl_context(self) -> Any:
@@ -625,7 +640,7 @@ class AsyncClient:
         try:
             _, conn = await asyncio.wait_for(
                 loop.create_connection(
-                    lambda: _Conn(loop),
+                    lambda: _Conn(loop, self._buf),
                     host,
                     port,
                     ssl=ssl_ctx,
