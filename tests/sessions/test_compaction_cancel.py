@@ -170,9 +170,10 @@ def test_async_cancel_during_auto_compaction_changes_nothing() -> None:
 
 def test_async_auto_compaction_is_a_nested_async_turn() -> None:
     """Issue 24: the async driver runs the summarizing turn itself, as a
-    nested ``AsyncStream`` on its own loop and HTTP client (it was a sync
-    ``Stream`` on ``http11`` in a worker thread): the summary request comes
-    from httpx, like the turn's own, and no worker thread waits for it."""
+    nested ``AsyncStream`` on its own loop and async HTTP client (it was a
+    sync ``Stream`` on ``http11`` in a worker thread): the summary request
+    comes on the async turn's kept-alive connection, not on the sync
+    client's (which served the first, sync turn)."""
     import asyncio
 
     from panto.agent.stream import AsyncStream
@@ -218,6 +219,7 @@ def test_async_auto_compaction_is_a_nested_async_turn() -> None:
     summary = [r for r in server.requests if _last_user_text(r).startswith("<conversation>")]
     turn_requests = server.requests[1:]  # after the sync warm-up turn
     assert len(summary) == 1 and summary[0] in turn_requests
-    assert all(r.headers.get("user-agent", "").startswith("python-httpx") for r in turn_requests)
+    sync_connection = server.requests[0].client
+    assert {r.client for r in turn_requests} == {turn_requests[-1].client} != {sync_connection}
     assert "SUMMARY of hello one" in str(server.requests[-1].json["messages"])
     assert [e for e in store.entries if e.get("type") == "compaction"]
