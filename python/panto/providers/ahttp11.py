@@ -54,8 +54,9 @@ __all__ = ["AsyncClient", "PoolTimeout", "Response"]
 
 #: Unread body bytes above which the connection stops reading (flow control).
 _HIGH_WATER = 16 * 1024
-#: The most one socket read takes (into the client's one read buffer).
-_READ_SIZE = 16 * 1024
+#: The most one socket read takes (into the client's one read buffer; http11
+#: and httpx read as much: one read's deltas make one event on each).
+_READ_SIZE = 64 * 1024
 #: Connections per origin unless the client is told otherwise.
 DEFAULT_MAX_CONNECTIONS = 512
 
