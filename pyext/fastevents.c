@@ -42,7 +42,7 @@
 /* Must match _CTX in python/panto/_build_ffi.py; setup() compares the
  * size and the offsets with cffi's. */
 #define PANTOPY_BATCH 128
-#define PANTOPY_SCRATCH_BYTES 16384
+#define PANTOPY_SCRATCH_BYTES 4096
 typedef struct {
     panto_stream *s;
     panto_event ev;
@@ -358,7 +358,7 @@ static int append_new(PyObject *list, PyObject *o)
  * Pulls events from the decoder's stream until it needs more input, building
  * the content deltas (none with ctx->skip_deltas; joined per run of one
  * block with ctx->merge_deltas, a run being cut where it would exceed the
- * ctx's 16 KiB scratch buffer).  When the stream needs more input -- the
+ * ctx's 4 KiB scratch buffer).  When the stream needs more input -- the
  * usual case -- returns an iterator over the events; otherwise stops and
  * returns (the events so far, tail) with tail as in pantopy_batch: 1..7 an
  * event of that kind is in ctx->ev (unconverted), -1 the stream failed, -3

@@ -111,7 +111,7 @@ def both(wire: str, chunks: list[bytes], **options: Any) -> tuple:
         f = outcome(wire, chunks, **options)
     if options.get("merge_deltas") and c != f:
         # Merged runs may be cut in other places when they outgrow the
-        # 16 KiB buffer (the C path cuts less); the same once joined.
+        # 4 KiB scratch buffer (the C path cuts less); the same once joined.
         assert [joined(x) for x in c[0]] == [joined(x) for x in f[0]]
         assert joined(c[1]) == joined(f[1])
         assert c[2:] == f[2:]
@@ -193,7 +193,8 @@ def test_large_and_non_ascii_deltas_and_merged_runs_over_the_scratch_buffer():
         chunk = {"id": "c", "model": "m", "choices": [{"index": 0, "delta": {"content": text}}]}
         return "data: " + json.dumps(chunk) + "\n\n"
 
-    texts = ["a" * 16000, "é" * 300, "👩\u200d💻", "x" * 20000, "", "ok", "\x00\u2028"]
+    texts = ["a" * 16000, "é" * 300, "👩\u200d💻", "x" * 20000, "", "ok", "\x00\u2028", "b" * 3000]
+    texts += ["c" * 2000, "d" * 4095, "e" * 4096, "f" * 4097]  # around the 4 KiB scratch
     body = (
         "".join(delta(t) for t in texts)
         + 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
@@ -205,6 +206,15 @@ def test_large_and_non_ascii_deltas_and_merged_runs_over_the_scratch_buffer():
     merged = both("openai-chat", [raw], merge_deltas=True)[0][0]
     joined = "".join(e.text for e in merged if type(e) is ContentDelta)
     assert joined == "".join(texts)
+
+
+def test_a_decoders_fixed_c_state_stays_small():
+    # Every open stream holds one ctx (zero-filled, so all of it is resident):
+    # with a 16 KiB scratch it was two thirds of an active stream's memory
+    # at N = 256 (issue 24's target: <= 40 KB per stream, bench/host.py).
+    from panto._ffi import ffi
+
+    assert ffi.sizeof("pantopy_ctx") <= 8 * 1024
 
 
 def test_setattr_fallback_builds_equal_events():

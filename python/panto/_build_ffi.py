@@ -34,8 +34,10 @@ BEGIN = "/* PANTO_CDEF_BEGIN */"
 END = "/* PANTO_CDEF_END */"
 
 #: Size of the per-decoder scratch buffer for content-delta text, and the
-#: most content deltas one pantopy_batch() call returns.
-SCRATCH_BYTES = 16384
+#: most content deltas one pantopy_batch() call returns.  Every open decoder
+#: holds one (zero-filled: all resident), so it is small; a batch ends early
+#: when the next delta does not fit, and a larger delta takes the slow path.
+SCRATCH_BYTES = 4096
 BATCH = 128
 assert BATCH < 256 and SCRATCH_BYTES < 1 << 15  # the bit fields of pantopy_batch's result
 
