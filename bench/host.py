@@ -3,16 +3,22 @@
 ``openai`` ``AsyncOpenAI`` client, streaming from the same local server.
 
 For N = 1, 16, 64, 256 concurrent streams in one event loop (OpenAI chat
-wire; the server, ``panto.testing.ScriptedServer``, runs in a child process):
+wire) from one local server: bench/serve.py's upstream, an asyncio server in
+a process of its own writing pre-rendered SSE (so that the figures measure
+the clients, not the server; its CPU share of one core is printed per run):
 
 - ``burst``: every stream sends its events as fast as it can;
 - ``paced``: 50 events (tokens) per second per stream, as a model streams.
 
 Printed per N and mode: events per second, the share of the ideal rate
-(paced: N x 50/s), time to first event p50/p99, RSS per stream (the peak
-during the run over the baseline, per stream), CPU per event (this process's
-CPU time per event; the server's is not counted), each also as a ratio to
-N = 1 and to ``AsyncOpenAI`` (one client, as it is used).
+(paced: N x 50/s; the wall clock runs from starting the N streams to the
+last one's end), time to first event p50/p99, RSS per stream (the peak
+during the run over the baseline taken once the N clients exist, per
+stream), CPU per event (the client process's CPU time per event; the
+server's is not counted), each also as a ratio to N = 1 and to
+``AsyncOpenAI`` (one client, as it is used).  Every (client, N) runs in a
+fresh process (after one warm-up stream), so that no run reuses memory
+another freed.
 
     python bench/host.py                 # N = 1, 16, 64, 256; ~1-2 min
     python bench/host.py --n 1 16 --quick
@@ -26,31 +32,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
-SERVE = """
-import sys
-from panto.conversation import Text, Usage
-from panto.testing import Reply, ScriptedServer
-n, delay = int(sys.argv[1]), float(sys.argv[2])
-text = "".join(f"tok{i % 10} " for i in range(n))
-# one token per event (chunk 5 = "tokN "), events coalesced when not paced
-reply = Reply([Text(text)], chunk=5, usage=Usage(10, output_tokens=n), delay=delay,
-              events_per_write=1 if delay else 16, cache=True)
-s = ScriptedServer(responder=lambda req: reply).start()
-print(s.port, flush=True)
-sys.stdin.read()
-"""
-
-
-#: characters per event ("tokN "): panto's decoder joins the deltas of one
-#: network read into one ContentDelta, so events are counted by their text
-TOKEN = 5
+HERE = Path(__file__).resolve()
+#: characters per event (the server's "tok "): panto's decoder joins the
+#: deltas of one network read into one ContentDelta, so events are counted
+#: by their text
+TOKEN = 4
 
 
 @dataclass
@@ -60,6 +55,7 @@ class Result:
     ttfe: list[float]
     rss: float  # bytes per stream
     cpu: float  # seconds
+    server_cpu: float  # seconds (the server process's, over the same wall clock)
 
     @property
     def rate(self) -> float:
@@ -94,10 +90,10 @@ def _rss() -> int:
     return 0
 
 
-async def _measure(n: int, start: Callable[[], Awaitable[list[Stream]]]) -> Result:
+async def _measure(n: int, start: Callable[[], Awaitable[list[Stream]]], server: int) -> Result:
     """``start()`` makes the N clients (baseline RSS after it) and returns
     their stream coroutines (each returns its event count and records its
-    time to first event)."""
+    time to first event); ``server`` is the server's process id (0: none)."""
     streams = await start()
     base = _rss()
     peak = base
@@ -110,17 +106,19 @@ async def _measure(n: int, start: Callable[[], Awaitable[list[Stream]]]) -> Resu
             await asyncio.sleep(0.02)
 
     sampler = asyncio.ensure_future(sample())
+    s0 = cpu_s(server)
     c0, t0 = time.process_time(), time.perf_counter()
     counts = await asyncio.gather(*(s() for s in streams))
     wall = time.perf_counter() - t0
     cpu = time.process_time() - c0
+    server_cpu = cpu_s(server) - s0
     done = True
     await sampler
     ttfe = [s.ttfe for s in streams]
-    return Result(sum(counts), wall, ttfe, (peak - base) / n, cpu)
+    return Result(sum(counts), wall, ttfe, (peak - base) / n, cpu, server_cpu)
 
 
-def panto_run(base_url: str, n: int) -> Result:
+def panto_run(base_url: str, n: int, server: int = 0) -> Result:
     from panto.agent import Agent
     from panto.config import Config
     from panto.events import ContentDelta
@@ -146,10 +144,10 @@ def panto_run(base_url: str, n: int) -> Result:
             out.append(Stream(one))
         return out
 
-    return asyncio.run(_measure(n, start))
+    return asyncio.run(_measure(n, start, server))
 
 
-def openai_run(base_url: str, n: int) -> Result:
+def openai_run(base_url: str, n: int, server: int = 0) -> Result:
     import openai
 
     clients: list[openai.AsyncOpenAI] = []
@@ -178,7 +176,7 @@ def openai_run(base_url: str, n: int) -> Result:
 
     async def run() -> Result:
         try:
-            return await _measure(n, start)
+            return await _measure(n, start, server)
         finally:
             for c in clients:
                 await c.close()
@@ -187,14 +185,45 @@ def openai_run(base_url: str, n: int) -> Result:
 
 
 def serve(n_events: int, delay: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVE, str(n_events), str(delay)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    """bench/serve.py's upstream in a process of its own: ``n_events``
+    events a stream, ``delay`` seconds apart (paced, one event a write) or
+    as fast as it writes them (burst, 16 events a write)."""
+    cmd = [sys.executable, str(HERE.parent / "serve.py"), "--serve-upstream"]
+    cmd += ["--chunks", str(n_events), "--delay", str(delay)]
+    cmd += ["--per-write", "1" if delay else "16"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     return proc, f"http://127.0.0.1:{int(proc.stdout.readline())}/v1"
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` (0: none)."""
+    if not pid:
+        return 0.0
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child(client: str, n: int, url: str, server: int) -> None:
+    """One measured run in this (fresh) process, after one warm-up stream
+    (imports, caches); prints its Result as JSON."""
+    run = panto_run if client == "panto" else openai_run
+    run(url, 1)
+    print(json.dumps(asdict(run(url, n, server))), flush=True)
+
+
+def measure(client: str, n: int, url: str, server: int) -> Result:
+    """A run of ``client`` at ``n`` in a process of its own."""
+    out = subprocess.run(
+        [sys.executable, str(HERE), "--child", client, str(n), url, str(server)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode:
+        raise SystemExit(f"{client} at N = {n} failed:\n{out.stderr[-2000:]}")
+    return Result(**json.loads(out.stdout.splitlines()[-1]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,7 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, nargs="+", default=[1, 16, 64, 256])
     ap.add_argument("--quick", action="store_true", help="fewer events per stream")
     ap.add_argument("--modes", nargs="+", default=["burst", "paced"])
+    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.child:
+        child(args.child[0], int(args.child[1]), args.child[2], int(args.child[3]))
+        return 0
     rate = 50.0  # paced: events per second per stream
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     try:
@@ -217,11 +250,10 @@ def main(argv: list[str] | None = None) -> int:
         delay = 1 / rate if mode == "paced" else 0.0
         proc, url = serve(n_events, delay)
         try:
-            panto_run(url, 1)  # warm-up: imports, caches
             rows = []
             for n in args.n:
-                p = panto_run(url, n)
-                o = openai_run(url, n) if have_openai else None
+                p = measure("panto", n, url, proc.pid)
+                o = measure("openai", n, url, proc.pid) if have_openai else None
                 assert p.events == n * n_events, (p.events, n * n_events)
                 assert o is None or o.events == p.events, (o.events, p.events)
                 rows.append((n, p, o))
@@ -232,16 +264,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{mode}: {n_events} events per stream" + (f", {rate:g}/s" if delay else ""))
         print(
             f"{'N':>4} {'client':<7} {'events/s':>10} {'ideal%':>7} {'ttfe p50':>9} "
-            f"{'p99':>8} {'KB/stream':>9} {'us/event':>9} | {'rate/N1':>7} {'cpu/N1':>6} "
-            f"{'rate/oai':>8} {'cpu/oai':>7} {'KB/oai':>6}"
+            f"{'p99':>8} {'KB/stream':>9} {'us/event':>9} {'srv%':>5} | {'rate/N1':>7} "
+            f"{'cpu/N1':>6} {'rate/oai':>8} {'cpu/oai':>7} {'KB/oai':>6}"
         )
         for n, p, o in rows:
             pairs = [("panto", p)] + ([("openai", o)] if o is not None else [])
             for name, r in pairs:
-                ideal = r.rate / (n * rate) * 100 if delay else float("nan")
+                # a stream's M events span M - 1 intervals of 1/rate at best
+                ideal = (n_events - 1) / rate / r.wall * 100 if delay else float("nan")
                 line = (
                     f"{n:>4} {name:<7} {r.rate:>10.0f} {ideal:>7.1f} {r.p(0.5) * 1e3:>7.1f}ms "
                     f"{r.p(0.99) * 1e3:>6.1f}ms {r.rss / 1024:>9.1f} {r.cpu_per_event * 1e6:>9.2f}"
+                    f" {r.server_cpu / r.wall * 100:>5.0f}"
                 )
                 if name == "panto":
                     line += f" | {r.rate / base.rate:>7.2f} {r.cpu_per_event / base.cpu_per_event:>6.2f}"
@@ -251,6 +285,12 @@ def main(argv: list[str] | None = None) -> int:
                         f" {r.rss / o.rss if o.rss > 0 else float('nan'):>6.2f}"
                     )
                 print(line)
+    print(
+        "\nideal%: (M - 1) / 50 s over the wall clock from starting the N streams to the"
+        " last one's end (M events a stream)\nsrv%: the server process's CPU over that"
+        " wall clock (% of one core, in 10 ms ticks)\nKB/stream: peak RSS over the"
+        " baseline, sampled every 20 ms; every (client, N) runs in a fresh process"
+    )
     return 0
 
 

@@ -83,11 +83,13 @@ def pct(xs: list[float], p: float) -> float:
 # -- the fast upstream (run as a subprocess: --serve-upstream) ------------------------
 
 
-def rendered(chunks: int) -> dict[str, list[bytes]]:
-    """Each wire's SSE events of one reply of ``chunks`` text deltas, each
-    already framed as an HTTP/1.1 chunk; the events before the first text
-    (Anthropic's message_start, ping, content_block_start) go in the first
-    chunk with it, so that the first text leaves at once on both wires."""
+def rendered(chunks: int, per_write: int = 1) -> dict[str, list[bytes]]:
+    """Each wire's SSE events of one reply of ``chunks`` text deltas ("tok "
+    each), ``per_write`` events to an HTTP/1.1 chunk (one write); the events
+    before the first text (Anthropic's message_start, ping,
+    content_block_start) go in the first chunk with it, so that the first
+    text leaves at once on both wires, and those after the last (the finish,
+    the usage, [DONE]) in the last, so that paced they add no delay."""
     from panto.conversation import Text
     from panto.testing import Reply, render_sse
 
@@ -96,13 +98,19 @@ def rendered(chunks: int) -> dict[str, list[bytes]]:
     for wire in ("openai-chat", "anthropic-messages"):
         events = render_sse(reply, wire, "m")
         first = next(i for i, e in enumerate(events) if b'"tok' in e)
-        events = [b"".join(events[: first + 1]), *events[first + 1 :]]
+        last = max(i for i, e in enumerate(events) if b'"tok' in e)
+        events = [b"".join(events[: first + 1]), *events[first + 1 : last], b"".join(events[last:])]
+        events = [b"".join(events[i : i + per_write]) for i in range(0, len(events), per_write)]
         out[wire] = [b"%x\r\n%s\r\n" % (len(e), e) for e in events]
     return out
 
 
-async def serve_upstream(chunks: int, delay: float) -> None:
-    events = rendered(chunks)
+async def serve_upstream(chunks: int, delay: float, per_write: int = 1) -> None:
+    """Serve until killed; prints the port.  Paced (``delay`` > 0): write i
+    leaves at ``i * delay`` after the first, on the clock, so that late
+    wake-ups do not add up and the rate is the one asked for."""
+    events = rendered(chunks, per_write)
+    loop = asyncio.get_running_loop()
     head = (
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
         b"cache-control: no-cache\r\ntransfer-encoding: chunked\r\n\r\n"
@@ -124,11 +132,12 @@ async def serve_upstream(chunks: int, delay: float) -> None:
                 path = req.split(b" ", 2)[1].split(b"?")[0]
                 wire = "anthropic-messages" if path.endswith(b"/messages") else "openai-chat"
                 w.write(head)
-                for e in events[wire]:
+                t0 = loop.time()
+                for i, e in enumerate(events[wire]):
+                    if delay and i:
+                        await asyncio.sleep(t0 + i * delay - loop.time())
                     w.write(e)
                     await w.drain()
-                    if delay:
-                        await asyncio.sleep(delay)
                 w.write(b"0\r\n\r\n")
                 await w.drain()
         except ConnectionError:
@@ -385,9 +394,10 @@ def main() -> int:
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM peer")
     ap.add_argument("--no-cross", action="store_true", help="skip the cross-wire runs")
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--per-write", type=int, default=1, help=argparse.SUPPRESS)
     a = ap.parse_args()
-    if a.serve_upstream:
-        asyncio.run(serve_upstream(a.chunks, a.delay))
+    if a.serve_upstream:  # (also bench/host.py's server)
+        asyncio.run(serve_upstream(a.chunks, a.delay, a.per_write))
         return 0
     stack: list[Any] = []
     results: dict[str, dict[str, dict[str, float]]] = {m: {} for m in a.modes}

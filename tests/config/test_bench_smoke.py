@@ -43,3 +43,6 @@ def test_host_bench_smoke() -> None:
         if ln.split()[:2] in (["1", "panto"], ["4", "panto"])
     ]
     assert len(rows) == 4, r.stdout
+    # the columns say what they measure (the server's CPU share shows it is not the limit)
+    assert "srv%" in r.stdout and "ideal%: (M - 1) / 50 s" in r.stdout
+    assert "every (client, N) runs in a fresh process" in r.stdout
