@@ -343,7 +343,10 @@ class Host:
                 old = "\n\n".join(m.text for m in agent.conversation if m.role == "system")
                 if old and prompt.text and not sp.same_prompt(old, prompt.text):
                     agent.add_system_message(prompt.text, "replace")
-            agent.tool_pool = self.tool_pool
+            # a host on the process's pool leaves it None (the same pool, made
+            # on first use: `panto -p` without tool calls imports no
+            # concurrent.futures)
+            agent.tool_pool = self.tool_pool if self._tool_threads is not None else None
             agent.http_clients = self.http_clients
             agent.permissions = _permissions(config, cwd_s, store, loaded, permission_mode, env)
             for t in tools:

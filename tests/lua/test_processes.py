@@ -129,7 +129,8 @@ def test_processes_are_marked(source: LuaToolSource) -> None:
 
 
 HOLDER = """
-import sys, threading
+import signal, sys, threading
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # a test run under nohup would pass SIGHUP on ignored
 from panto.lua import LuaRuntime, LuaToolSource, load_extensions
 from panto.tools import ToolCall
 rt = LuaRuntime()
