@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -139,6 +140,13 @@ def _match(table: Mapping[str, Mapping[str, Any]], provider: str, model: str) ->
     return None
 
 
+@lru_cache(maxsize=256)
+def _builtin_match(provider: str, model: str) -> str | None:
+    """``_match`` in the built-in table (fixed: cached, as every turn asks
+    twice, when it builds the provider and for its context window)."""
+    return _match(BUILTIN_MODELS, provider, model)
+
+
 def model_info(config: Config | None = None, spec: str | None = None) -> ModelInfo:
     """What is known about ``spec`` (``provider/model``; default the
     config's model), the config's ``[models]`` tables over the built-in
@@ -150,7 +158,7 @@ def model_info(config: Config | None = None, spec: str | None = None) -> ModelIn
     provider, _, model = spec.partition("/")
     overrides: Mapping[str, Mapping[str, Any]] = config.models if config is not None else {}
     values: dict[str, Any] = {}
-    source = _match(BUILTIN_MODELS, provider, model)
+    source = _builtin_match(provider, model)
     if source is not None:
         values.update(BUILTIN_MODELS[source])
     own = _match(overrides, provider, model) if overrides else None

@@ -68,3 +68,25 @@ def test_an_owner_that_registers_again_keeps_its_first_secrets() -> None:
     del owner
     gc.collect()
     assert redact("first-secret-0123456789") == "first-secret-0123456789"
+
+
+def test_a_key_shared_by_providers_stays_until_the_last_one_goes(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Sessions of one tenant share a key: the providers after the first
+    cost no rebuild of the redaction set (one per turn grew with the
+    providers alive), and the key is scrubbed until the last one goes."""
+    from panto.providers import transport
+
+    key = "sk-shared-tenant-0123456789"
+    first = provider(key)
+    rebuilds = []
+    real = transport._rebuild_snapshot  # noqa: SLF001 - the rebuild count is the point
+    monkeypatch.setattr(transport, "_rebuild_snapshot", lambda: rebuilds.append(1) or real())
+    others = [provider(key) for _ in range(50)]
+    assert rebuilds == []
+    del first
+    gc.collect()
+    assert redact(f"x {key}") == "x ***"
+    del others
+    gc.collect()
+    assert redact(f"x {key}") == f"x {key}"
+    assert len(rebuilds) == 1

@@ -51,3 +51,14 @@ def test_config_overrides_and_adds_models(project: Path) -> None:
     assert (q.context_window, q.cost(Usage(5, output_tokens=5))) == (32768, 0.0)
     assert "anthropic/claude-sonnet-4-5" in BUILTIN_MODELS  # the table itself is unchanged
     assert BUILTIN_MODELS["anthropic/claude-sonnet-4-5"]["context_window"] == 200_000
+
+
+def test_the_builtin_table_is_searched_once_per_model() -> None:
+    """Every turn asks twice (its provider, its context window): the table
+    search, most of a turn start's cost before the request, is cached."""
+    from panto import models
+
+    models._builtin_match.cache_clear()  # noqa: SLF001 - the search count is the point
+    for _ in range(3):
+        assert model_info(spec="openai/gpt-4.1-mini-2025-04-14").source == "openai/gpt-4.1-mini"
+    assert models._builtin_match.cache_info().misses == 1  # noqa: SLF001

@@ -84,6 +84,10 @@ _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "api-key", "proxy-aut
 
 _secrets: set[str] = set()  # registered without an owner: for good
 _owned: dict[int, frozenset[str]] = {}  # id(owner) -> its secrets, while it lives
+#: how many live owners hold each owned secret: the snapshot is rebuilt only
+#: when the set of secrets changes (sessions sharing a key, the usual case,
+#: cost no rebuild: with one per turn it grew with the providers alive)
+_holders: dict[str, int] = {}
 # reentrant: an owner's finalizer may run (garbage collection) while this
 # thread holds it
 _secrets_lock = threading.RLock()
@@ -98,26 +102,48 @@ def register_secrets(secrets: Iterable[str], owner: object | None = None) -> Non
         return
     with _secrets_lock:
         if owner is None:
-            if not new - _secrets:
+            added = new - _secrets
+            if not added:
                 return
-            _secrets.update(new)
+            _secrets.update(added)
+            changed = any(s not in _holders for s in added)
         else:
             key = id(owner)
-            if key not in _owned:
+            old = _owned.get(key)
+            if old is None:
                 weakref.finalize(owner, _forget, key)
-            _owned[key] = _owned.get(key, frozenset()) | new
-        _rebuild_snapshot()
+                old = frozenset()
+            added = new - old
+            _owned[key] = old | added
+            changed = False
+            for s in added:
+                n = _holders.get(s, 0)
+                _holders[s] = n + 1
+                changed = changed or (n == 0 and s not in _secrets)
+        if changed:
+            _rebuild_snapshot()
 
 
 def _forget(key: int) -> None:
     with _secrets_lock:
-        if _owned.pop(key, None) is not None:
+        gone = _owned.pop(key, None)
+        if gone is None:
+            return
+        changed = False
+        for s in gone:
+            n = _holders[s] - 1
+            if n:
+                _holders[s] = n
+            else:
+                del _holders[s]
+                changed = changed or s not in _secrets
+        if changed:
             _rebuild_snapshot()
 
 
 def _rebuild_snapshot() -> None:
     global _secrets_snapshot
-    live = set(_secrets).union(*_owned.values())
+    live = _secrets.union(_holders)
     # longest first: a key that contains another is replaced whole
     _secrets_snapshot = tuple(sorted(live, key=len, reverse=True))
 
