@@ -8,18 +8,16 @@ of client (httpx only with a proxy)."""
 from __future__ import annotations
 
 import asyncio
-import gzip
 import socket
 import ssl
 import threading
 import time
-import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from support.oneshot import OneShotServer, make_ca_and_server_cert
+from support.oneshot import OneShotServer, encoded_answer, encoded_bodies, make_ca_and_server_cert
 
 from panto.errors import ProviderError
 from panto.providers import ahttp11, http11
@@ -166,21 +164,8 @@ def test_a_close_racing_the_next_request_is_retried_once_on_a_new_connection() -
 
 def test_gzip_and_deflate_bodies_are_decoded_for_aiter_bytes_only() -> None:
     text = b"data: hello\n\n" * 50
-    bodies = [
-        (b"gzip", gzip.compress(text)),
-        (b"deflate", zlib.compress(text)),
-        (b"deflate", zlib.compress(text)[2:-4]),  # raw deflate, as some servers send
-    ]
-
-    def answer(conn: socket.socket, n: int) -> bool:
-        enc, data = bodies[n % 3]
-        conn.sendall(
-            b"HTTP/1.1 200 OK\r\ncontent-encoding: %s\r\ncontent-length: %d\r\n\r\n%s"
-            % (enc, len(data), data)
-        )
-        return True
-
-    srv = OneShotServer(answer)
+    bodies = encoded_bodies(text)
+    srv = OneShotServer(encoded_answer(bodies))
 
     async def main() -> None:
         async with ahttp11.AsyncClient() as client:

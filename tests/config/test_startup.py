@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import socket
 import ssl
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.oneshot import make_ca_and_server_cert
 
 from panto.agent import Agent
 from panto.config import Config
@@ -62,30 +62,6 @@ def test_tls_certificates_load_only_for_https(monkeypatch: pytest.MonkeyPatch) -
             with pytest.raises(PantoError), agent.run() as stream:
                 list(stream)
     assert loads, "the https request must verify certificates"
-
-
-def _make_ca_and_server_cert(d: Path) -> tuple[Path, Path, Path]:
-    """A test CA, its hashed directory and a localhost certificate it signed."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command to make test certificates")
-
-    def run(*args: str) -> str:
-        return subprocess.run(
-            ["openssl", *args], cwd=d, check=True, capture_output=True, text=True, timeout=60
-        ).stdout
-
-    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-        "-days", "2", "-subj", "/CN=panto test CA")  # fmt: skip
-    run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "srv.key", "-out", "srv.csr",
-        "-subj", "/CN=localhost")  # fmt: skip
-    (d / "ext.cnf").write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
-    run("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-        "-CAcreateserial", "-out", "srv.pem", "-days", "2", "-extfile", "ext.cnf")  # fmt: skip
-    capath = d / "capath"
-    capath.mkdir()
-    h = run("x509", "-hash", "-noout", "-in", "ca.pem").strip()
-    shutil.copy(d / "ca.pem", capath / f"{h}.0")
-    return capath, d / "srv.pem", d / "srv.key"
 
 
 def _https_sse_server(cert: Path, key: Path) -> tuple[int, socket.socket]:
@@ -141,7 +117,7 @@ def test_https_verifies_against_the_system_ca_directory_lazily(
 ) -> None:
     """The system's hashed CA directory is used as OpenSSL's lazy lookup: a
     server signed by a CA in it is accepted, any other is refused."""
-    capath, cert, key = _make_ca_and_server_cert(tmp_path)
+    capath, cert, key = make_ca_and_server_cert(tmp_path)
     port, ls = _https_sse_server(cert, key)
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)

@@ -6,14 +6,12 @@ proxy)."""
 
 from __future__ import annotations
 
-import gzip
 import socket
 import threading
-import zlib
 from typing import Any
 
 import pytest
-from support.oneshot import OneShotServer
+from support.oneshot import OneShotServer, encoded_answer, encoded_bodies
 
 from panto.agent import Agent
 from panto.config import Config
@@ -112,21 +110,8 @@ def test_a_kept_connection_the_server_closed_is_replaced() -> None:
 
 def test_gzip_and_deflate_bodies_are_decoded_for_iter_bytes_only() -> None:
     text = b"data: hello\n\n" * 50
-    bodies = [
-        (b"gzip", gzip.compress(text)),
-        (b"deflate", zlib.compress(text)),
-        (b"deflate", zlib.compress(text)[2:-4]),  # raw deflate, as some servers send
-    ]
-
-    def answer(conn: socket.socket, n: int) -> bool:
-        enc, body = bodies[n]
-        conn.sendall(
-            b"HTTP/1.1 200 OK\r\ncontent-encoding: %s\r\ncontent-length: %d\r\n\r\n%s"
-            % (enc, len(body), body)
-        )
-        return True
-
-    srv = OneShotServer(answer)
+    bodies = encoded_bodies(text)
+    srv = OneShotServer(encoded_answer(bodies))
     try:
         with http11.Client() as client:
             for enc, _body in bodies:

@@ -4,11 +4,13 @@ and error tests (``http11``, ``ahttp11``)."""
 
 from __future__ import annotations
 
+import gzip
 import shutil
 import socket
 import ssl
 import subprocess
 import threading
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -104,3 +106,27 @@ def make_ca_and_server_cert(d: Path) -> tuple[Path, Path, Path]:
     h = run("x509", "-hash", "-noout", "-in", "ca.pem").strip()
     shutil.copy(d / "ca.pem", capath / f"{h}.0")
     return capath, d / "srv.pem", d / "srv.key"
+
+
+def encoded_bodies(text: bytes) -> list[tuple[bytes, bytes]]:
+    """``text`` as each ``content-encoding`` a client undoes: (encoding, body)."""
+    return [
+        (b"gzip", gzip.compress(text)),
+        (b"deflate", zlib.compress(text)),
+        (b"deflate", zlib.compress(text)[2:-4]),  # raw deflate, as some servers send
+    ]
+
+
+def encoded_answer(bodies: list[tuple[bytes, bytes]]) -> Callable[[socket.socket, int], bool]:
+    """A ``OneShotServer`` answer: request ``n`` of a connection gets
+    ``bodies[n % len(bodies)]`` with its ``content-encoding``."""
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        enc, body = bodies[n % len(bodies)]
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\ncontent-encoding: %s\r\ncontent-length: %d\r\n\r\n%s"
+            % (enc, len(body), body)
+        )
+        return True
+
+    return answer
