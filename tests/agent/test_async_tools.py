@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.agent import make_config
+from support.procs import group_members
 
 from panto.agent import Agent
 from panto.conversation import Text, ToolUse
@@ -47,20 +48,6 @@ def lua() -> Iterator[LuaToolSource]:
     rt.execute(NAP)
     yield LuaToolSource(rt)
     rt.close()
-
-
-def _group_members(pgid: int) -> list[int]:
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            out.append(int(d))
-    return out
 
 
 async def _turn(agent: Agent, prompt: str) -> list[Any]:
@@ -146,9 +133,9 @@ def test_a_deadline_cancels_its_call_not_another_sessions(lua: LuaToolSource) ->
         pgid = int(pidfile.read_text())
         pidfile.unlink()
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and _group_members(pgid):
+        while time.monotonic() < deadline and group_members(pgid):
             time.sleep(0.05)
-        assert _group_members(pgid) == []
+        assert group_members(pgid) == []
 
 
 def test_closing_the_stream_cancels_its_calls(lua: LuaToolSource, tmp_path: Path) -> None:
@@ -204,9 +191,9 @@ def test_closing_the_stream_cancels_its_calls(lua: LuaToolSource, tmp_path: Path
     for f in files:
         pgid = int(f.read_text())
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and _group_members(pgid):
+        while time.monotonic() < deadline and group_members(pgid):
             time.sleep(0.05)
-        assert _group_members(pgid) == [], f
+        assert group_members(pgid) == [], f
 
 
 @pytest.mark.usefixtures("isolated_home")

@@ -6,12 +6,12 @@ stops its Lua code; the other calls finish."""
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from pathlib import Path
 
 import pytest
+from support.procs import group_members
 
 from panto.lua import LuaRuntime, LuaToolSource
 from panto.tools import CancelToken, ToolCall
@@ -25,21 +25,6 @@ SPIN = """
         return "rested"
     end}
 """
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Live (not zombie) processes whose process group is ``pgid`` (from /proc)."""
-    out = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            out.append(int(d))
-    return out
 
 
 def _wait_for(pred, within: float = 10.0) -> bool:  # type: ignore[no-untyped-def]
@@ -67,7 +52,7 @@ def test_cancel_one_bash_call_of_a_parallel_batch(runtime: LuaRuntime, tmp_path:
     def cancel_a_when_its_tree_runs() -> None:
         assert _wait_for(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
         pgid = int(pidfile.read_text())
-        assert _wait_for(lambda: len(_group_members(pgid)) >= 4), _group_members(pgid)
+        assert _wait_for(lambda: len(group_members(pgid)) >= 4), group_members(pgid)
         seen["pgid"] = pgid
         seen["at"] = time.monotonic()
         tokens[0].cancel()  # from another thread than the loops
@@ -90,7 +75,7 @@ def test_cancel_one_bash_call_of_a_parallel_batch(runtime: LuaRuntime, tmp_path:
     assert not tokens[1].cancelled
     # the cancelled call's whole process group is gone (SIGTERM, then SIGKILL)
     pgid = int(seen["pgid"])  # type: ignore[call-overload]
-    assert _wait_for(lambda: _group_members(pgid) == [], 5.0), _group_members(pgid)
+    assert _wait_for(lambda: group_members(pgid) == [], 5.0), group_members(pgid)
     assert time.monotonic() - t0 < 10
 
 
@@ -151,7 +136,7 @@ def test_cancelling_the_awaiting_task_cancels_every_call(
 
     asyncio.run(main())
     pgid = int(pidfile.read_text())
-    assert _wait_for(lambda: _group_members(pgid) == [], 5.0), _group_members(pgid)
+    assert _wait_for(lambda: group_members(pgid) == [], 5.0), group_members(pgid)
 
 
 def test_no_thread_waits_for_a_lua_batch(fresh_runtime: LuaRuntime) -> None:

@@ -200,17 +200,7 @@ class AgentHub:
             done = threading.Event()
             answer: list[str] = []
             s.pending[rid] = (done, answer)
-            data = {
-                "request": rid,
-                "tool": req.call.name,
-                "tool_use_id": req.call.id,
-                "input": req.call.input,
-                "detail": req.detail,
-                "reason": req.decision.reason,
-                "suggest": list(req.decision.suggest),
-                "mode": req.mode,
-                "timeout": timeout,
-            }
+            data = permission_request_json(rid, req, timeout)
             asyncio.run_coroutine_threadsafe(s.emit("permission.requested", data), loop)
             woken = done.wait(timeout)
             with s.asking:  # from here on an answer finds it settled
@@ -403,3 +393,18 @@ def messages_json(s: ServedSession) -> list[dict[str, Any]]:
     """The conversation as JSON (the session files' message shape: tool
     results carry their ``tool_use_id``)."""
     return [m.to_dict() for m in s.session.agent.conversation]
+
+
+def permission_request_json(rid: str, req: Any, timeout: float) -> dict[str, Any]:
+    """A ``permission.requested`` event's data (one process and replicas)."""
+    return {
+        "request": rid,
+        "tool": req.call.name,
+        "tool_use_id": req.call.id,
+        "input": req.call.input,
+        "detail": req.detail,
+        "reason": req.decision.reason,
+        "suggest": list(req.decision.suggest),
+        "mode": req.mode,
+        "timeout": timeout,
+    }

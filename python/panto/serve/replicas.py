@@ -41,7 +41,13 @@ from typing import Any
 from ..config import Config
 from ..errors import PantoError, SessionError
 from ..logs import get_logger
-from .agents import ABORTED, APPROVAL_TIMEOUT, ApprovalPool, HubError
+from .agents import (
+    ABORTED,
+    APPROVAL_TIMEOUT,
+    ApprovalPool,
+    HubError,
+    permission_request_json,
+)
 
 __all__ = ["ReplicaHub"]
 
@@ -702,17 +708,7 @@ class ReplicaHub:
                     "VALUES (%s, %s, now() + make_interval(secs => %s))",
                     (sid, rid, timeout),
                 )
-                data = {
-                    "request": rid,
-                    "tool": req.call.name,
-                    "tool_use_id": req.call.id,
-                    "input": req.call.input,
-                    "detail": req.detail,
-                    "reason": req.decision.reason,
-                    "suggest": list(req.decision.suggest),
-                    "mode": req.mode,
-                    "timeout": timeout,
-                }
+                data = permission_request_json(rid, req, timeout)
                 loop.call_soon_threadsafe(self._emit, run, "permission.requested", data)
                 deadline = time.monotonic() + timeout
                 while True:
