@@ -41,6 +41,7 @@ Loopback only; bounded.
     python bench/serve.py                      # both modes, 200 streams x 50 chunks
     python bench/serve.py --modes paced --no-litellm
     python bench/serve.py --requests 400 --concurrency 50 --no-litellm
+    python bench/serve.py --pin                # the proxy on a CPU of its own
 """
 
 from __future__ import annotations
@@ -393,12 +394,23 @@ def main() -> int:
     ap.add_argument("--upstream", choices=("fast", "scripted"), default="fast")
     ap.add_argument("--no-litellm", action="store_true", help="skip the LiteLLM peer")
     ap.add_argument("--no-cross", action="store_true", help="skip the cross-wire runs")
+    ap.add_argument(
+        "--pin",
+        action="store_true",
+        help="the load client and upstream on CPU 0, the proxy (panto or LiteLLM) on CPU 1: "
+        "what the proxy adds when the load generator does not take its CPU",
+    )
     ap.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--per-write", type=int, default=1, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.serve_upstream:  # (also bench/host.py's server)
         asyncio.run(serve_upstream(a.chunks, a.delay, a.per_write))
         return 0
+    pin = a.pin and len(os.sched_getaffinity(0)) >= 2
+    if a.pin and not pin:
+        print("--pin needs two CPUs: not pinned")
+    if pin:  # (the upstreams started below inherit CPU 0)
+        os.sched_setaffinity(0, {0})
     stack: list[Any] = []
     results: dict[str, dict[str, dict[str, float]]] = {m: {} for m in a.modes}
     delays = {"burst": a.delay, "paced": a.paced_delay}
@@ -425,12 +437,15 @@ def main() -> int:
             text=True,
         )
         stack.append(lambda: (proc.terminate(), proc.wait(30)))
+        if pin:
+            os.sched_setaffinity(proc.pid, {1})
         assert proc.stdout is not None
         serve = proc.stdout.readline().strip().rsplit(" ", 1)[1]
         print(
             f"# {a.requests} requests a run, {a.concurrency} concurrent, {a.chunks} chunks each, "
             f"{a.upstream} upstream; load average {os.getloadavg()[0]:.2f} "
-            f"on {os.cpu_count()} CPUs",
+            f"on {os.cpu_count()} CPUs"
+            + ("; load client and upstream pinned to CPU 0, the proxy to CPU 1" if pin else ""),
             flush=True,
         )
         proxy_url = serve + "/v1/chat/completions"
@@ -464,6 +479,9 @@ def main() -> int:
         if lite:
             lproc, lurl = lite
             stack.append(lambda: (lproc.terminate(), lproc.wait(30)))
+            if pin:  # (its workers are threads or children started before this: all of them)
+                for t in Path(f"/proc/{lproc.pid}/task").iterdir():
+                    os.sched_setaffinity(int(t.name), {1})
             run(load(lurl + "/v1/chat/completions", "m", 20, 10, a.timeout))
             results["burst"]["litellm"] = run(
                 load(
