@@ -137,19 +137,27 @@ class AgentSession:
     #: Things worth telling the user (no earlier session to continue, the
     #: session's model is unavailable, extension errors...), one line each.
     notices: list[str] = field(default_factory=list)
+    #: The session's hold on its Lua state (given back by ``close``).
+    lua_lease: _LuaLease | None = field(default=None, repr=False)
 
     @property
     def resumed(self) -> bool:
         return self.loaded is not None
 
     def close(self) -> None:
-        """Close the agent (cancel a running turn), the MCP servers, then the store."""
+        """Close the agent (cancel a running turn), the MCP servers, then the
+        store, and give back the Lua state (closed when no other session
+        uses it)."""
         try:
             self.agent.close()
             if self.mcp is not None:
                 self.mcp.close()
         finally:
-            self.store.close()
+            try:
+                self.store.close()
+            finally:
+                if self.lua_lease is not None:
+                    self.lua_lease.close()
 
     def __enter__(self) -> AgentSession:
         return self
@@ -200,9 +208,20 @@ class Host:
                 self._tool_pool = default_tool_pool() if t is None else new_tool_pool(t)
             return self._tool_pool
 
+    @property
+    def closed(self) -> bool:
+        return self.http_clients.closed
+
     def close(self) -> None:
         """Close the host's HTTP clients and stop its own tool pool (not
-        the process's); running work finishes in the background."""
+        the process's); running work finishes in the background.
+
+        The Lua states are not the host's: each belongs to the sessions
+        using it and closes with the last of them (``AgentSession.close``),
+        so closing a host never stops a running tool.  Turns of its agents
+        that still need its HTTP clients (``run_async``) then fail with a
+        ``ProviderError`` of type ``host_closed``; ``open_session`` on it
+        raises."""
         self.http_clients.close()
         with self._pool_lock:
             pool, self._tool_pool = self._tool_pool, None
@@ -211,11 +230,12 @@ class Host:
 
     def lua_runtime(
         self, config: Config, cwd: str, no_extensions: bool, deny: Sequence[str]
-    ) -> LuaRuntime:
-        """The Lua state (and registry) of an extension set: the process
-        runtime (``get_runtime()``) for the first set, a state of its own on
-        the same loop thread for each other one."""
-        return _lua_state(extension_set_key(config, cwd, no_extensions, deny))
+    ) -> LuaRuntime | None:
+        """The Lua state (and registry) the open sessions of an extension
+        set share, None when none has one: the process runtime
+        (``get_runtime()``) for the first set, a state of its own on the
+        same loop thread for each other one, closed with its last session."""
+        return _lua_states.get(extension_set_key(config, cwd, no_extensions, deny))
 
     def open_agent(self, config: Config | None = None, **options: Any) -> Agent:
         """An agent ready for ``submit_user_message``/``run``:
@@ -279,6 +299,11 @@ class Host:
         from .agent import Agent
         from .config import Config
 
+        if self.closed:
+            raise PantoError(
+                "this Host is closed (Host.close() was called): "
+                "open sessions on an open one (Host(), or panto.app.default_host())"
+            )
         cwd_s = os.path.abspath(os.fspath(cwd)) if cwd is not None else os.getcwd()
         notices: list[str] = []
 
@@ -305,6 +330,8 @@ class Host:
                     raise
                 pending = model
         store, loaded = _open_store(config, session, cwd_s, note)
+        lease = _LuaLease()
+        mcp_source = None
         try:
             active = store.active_model
             if loaded is not None and not model and active is not None:
@@ -312,7 +339,7 @@ class Host:
                     config = config.with_model(str(active))
                 except ConfigError as e:
                     note(f"session model {active} unavailable ({e}); using {config.model_spec}")
-            ext = _load_extensions(config, cwd_s, extensions, deny, note, self.lua_runtime)
+            ext = _load_extensions(config, cwd_s, extensions, deny, note, lease)
             if pending is not None:
                 config = config.with_model(pending)
             decls = [t.decl for t in tools]
@@ -357,6 +384,7 @@ class Host:
                 except PantoError as e:
                     note(f"Lua tools not registered: {e}")
                     ext = Extensions(None, ext.report, str(e))
+                    lease.close()
                 else:
                     agent.add_hooks(ext.source.hooks)
                     gate = agent.permissions
@@ -376,9 +404,16 @@ class Host:
                     mcp_source = None
             agent.start_session(session_id=store.session_id, resumed=loaded is not None, cwd=cwd_s)
         except BaseException:
-            store.close()
+            try:
+                if mcp_source is not None:
+                    mcp_source.close()
+                store.close()
+            finally:
+                lease.close()
             raise
-        return AgentSession(agent, store, loaded, ext, prompt, skills, mcp_source, notices)
+        return AgentSession(
+            agent, store, loaded, ext, prompt, skills, mcp_source, notices, lua_lease=lease
+        )
 
 
 _default: Host | None = None
@@ -386,10 +421,11 @@ _default_lock = threading.Lock()
 
 
 def default_host() -> Host:
-    """The process's :class:`Host` (made on first use)."""
+    """The process's :class:`Host` (made on first use, and again after it
+    was closed)."""
     global _default
     with _default_lock:
-        if _default is None:
+        if _default is None or _default.closed:
             _default = Host()
         return _default
 
@@ -426,28 +462,122 @@ def extension_set_key(
     return hashlib.sha256(data).hexdigest()
 
 
-_states: dict[str, LuaRuntime] = {}
-_states_lock = threading.Lock()
+class _LuaStates:
+    """The process's Lua states by extension set (:func:`extension_set_key`),
+    each with the number of sessions using it.
 
+    The first set gets the process runtime (``get_runtime()``: the ``panto``
+    command's one session needs no second state); it is never closed here.
+    Every other set gets a state of its own on the process runtime's loop
+    thread, closed when its last session releases it, so a process opening
+    sessions in ever new directories (``panto serve``) keeps only the states
+    of open sessions.  Closing one cancels only its own tasks and processes
+    (``LuaRuntime.close`` of a guest): the other states on the loop thread
+    and their running tools go on.
 
-def _lua_state(key: str) -> LuaRuntime:
-    from .lua.runtime import LuaRuntime, get_runtime
+    No idle state is kept warm: on this machine a new state costs ~0.9 ms
+    and loading the built-in extensions into it ~2.2 ms, but a kept state
+    is loaded again all the same (``create_source`` evaluates and activates
+    every source each time), so keeping one would save under a third of a
+    reopen's extension load for the memory of a state nobody uses.
+    """
 
-    with _states_lock:
-        rt = _states.get(key)
-        if rt is not None and not rt.closed:
-            return rt
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        #: key -> [state, sessions using it, whether it is the process runtime]
+        self._by_key: dict[str, list[Any]] = {}
+
+    def acquire(self, key: str) -> LuaRuntime:
+        """The state of ``key`` (made if needed), with one more user."""
+        from .lua.runtime import LuaRuntime, get_runtime
+
         base = get_runtime()
-        live = {k: r for k, r in _states.items() if not r.closed}
-        if not any(r is base for r in live.values()):
-            live = {}  # a new process runtime: the states on the old one are gone
-            rt = base
+        with self._lock:
+            self._drop_dead(base)
+            entry = self._by_key.get(key)
+            if entry is None:
+                if any(e[2] for e in self._by_key.values()):
+                    entry = [LuaRuntime(loop_of=base), 0, False]
+                else:
+                    entry = [base, 0, True]
+                self._by_key[key] = entry
+            entry[1] += 1
+            return entry[0]  # type: ignore[no-any-return]
+
+    def release(self, key: str, rt: LuaRuntime) -> None:
+        """One user fewer; the last one closes the state (not the process
+        runtime)."""
+        with self._lock:
+            entry = self._by_key.get(key)
+            if entry is None or entry[0] is not rt:
+                return  # dropped meanwhile (the process runtime was replaced)
+            entry[1] -= 1
+            if entry[1] > 0 or entry[2]:
+                return
+            del self._by_key[key]
+        if rt.on_loop_thread():  # (close waits for the loop: not from it)
+            threading.Thread(target=rt.close, name="panto-lua-close", daemon=True).start()
         else:
-            rt = LuaRuntime(loop_of=base)
-        live[key] = rt
-        _states.clear()
-        _states.update(live)
-        return rt
+            rt.close()
+
+    def get(self, key: str) -> LuaRuntime | None:
+        with self._lock:
+            entry = self._by_key.get(key)
+            return None if entry is None or entry[0].closed else entry[0]  # type: ignore[no-any-return]
+
+    def count(self) -> int:
+        """How many states are open (the process runtime's included)."""
+        with self._lock:
+            return sum(1 for e in self._by_key.values() if not e[0].closed)
+
+    def _drop_dead(self, base: LuaRuntime) -> None:
+        # a closed state, or one on the loop of a process runtime that was
+        # replaced (shutdown_runtime): its loop is gone with it
+        for k, (rt, _, _) in list(self._by_key.items()):
+            if rt.closed or rt.loop is not base.loop:
+                del self._by_key[k]
+
+
+_lua_states = _LuaStates()
+
+
+class _LuaLease:
+    """One session's use of its extension set's Lua state: taken when the
+    session's source gets its runtime (at open, or at the first tool call
+    when ``panto.lua.lazy`` defers the start), given back once
+    (``AgentSession.close``, or when the load failed)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: tuple[str, LuaRuntime] | None = None
+        self._closed = False
+
+    def runtime(
+        self, config: Config, cwd: str, no_extensions: bool, deny: Sequence[str]
+    ) -> LuaRuntime:
+        with self._lock:
+            if self._closed:
+                from .errors import ExtensionError
+
+                raise ExtensionError("the session is closed")
+            if self._held is None:
+                key = extension_set_key(config, cwd, no_extensions, deny)
+                self._held = (key, _lua_states.acquire(key))
+            return self._held[1]
+
+    def drop(self) -> None:
+        """Give the state back (a load that failed; a lazy source may take
+        it again)."""
+        with self._lock:
+            held, self._held = self._held, None
+        if held is not None:
+            _lua_states.release(*held)
+
+    def close(self) -> None:
+        """Give the state back for good (idempotent)."""
+        with self._lock:
+            self._closed = True
+        self.drop()
 
 
 # -- MCP servers -------------------------------------------------------------------
@@ -647,23 +777,29 @@ def _load_extensions(
     extensions: bool | Literal["builtin"],
     deny: Sequence[str],
     note: Callable[[str], None],
-    runtime: Callable[[Config, str, bool, Sequence[str]], LuaRuntime] | None = None,
+    lease: _LuaLease | None = None,
 ) -> Extensions:
     """Start the Lua runtime and load extensions; never fatal: problems are
     notices and panto carries on with what loaded (or without Lua).
-    ``runtime`` gives the Lua state of the extension set (default: the
-    process runtime)."""
+    ``lease`` takes the Lua state of the extension set when the runtime
+    starts (default: the process runtime)."""
     if extensions is False:
         return Extensions()
     import panto.lua as plua  # cheap: lupa loads when the runtime starts
     from panto.lua import lazy
 
     def start() -> tuple[Any, Any]:
+        # (with the start-up cache this runs at the first tool call, if ever)
         no_ext = extensions == "builtin"
-        rt = runtime(config, cwd, no_ext, deny) if runtime is not None else None
-        return plua.create_source(
-            config=config, cwd=cwd, no_extensions=no_ext, deny=list(deny), runtime=rt
-        )
+        rt = lease.runtime(config, cwd, no_ext, deny) if lease is not None else None
+        try:
+            return plua.create_source(
+                config=config, cwd=cwd, no_extensions=no_ext, deny=list(deny), runtime=rt
+            )
+        except BaseException:
+            if lease is not None:
+                lease.drop()
+            raise
 
     try:
         key = lazy.startup_key(config, cwd=cwd, no_extensions=extensions == "builtin", deny=deny)

@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from panto.app import Host
 from panto.config import Config
 from panto.conversation import Text
+from panto.errors import PantoError, ProviderError
 from panto.providers import ahttp11
 from panto.providers.clients import AsyncClients, default_async_clients
 from panto.testing import Reply, ScriptedServer
@@ -83,3 +86,42 @@ def test_an_agent_without_a_host_uses_the_process_clients() -> None:
     client = asyncio.run(main())
     assert isinstance(client, ahttp11.AsyncClient)
     assert default_async_clients().count() >= 1
+
+
+def test_an_agent_of_a_closed_host_fails_its_async_turn_with_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from panto import app
+    from panto.tools import default_tool_pool
+
+    host = Host()
+    monkeypatch.setattr(app, "_default", host)  # (the process's own host is left alone)
+    with ScriptedServer() as server:
+        server.push(Reply([Text("sync ok")]))
+        agent = host.open_agent(config(server), cwd=tmp_path, extensions=False, session=None)
+        host.close()
+        agent.submit_user_message("hi")
+
+        async def main() -> None:
+            async for _ev in agent.run_async():
+                pass
+
+        with pytest.raises(ProviderError) as info:
+            asyncio.run(main())
+        err = info.value
+        assert err.type == "host_closed" and not err.retryable
+        assert "Host.close()" in str(err) and "open Host" in str(err)
+        assert server.requests == []
+        # the sync path runs on the agent's own client, not the host's
+        agent.submit_user_message("hi")
+        with agent.run() as stream:
+            for _ev in stream:
+                pass
+        assert agent.conversation[-1].text == "sync ok"
+        with pytest.raises(PantoError, match="this Host is closed"):
+            host.open_agent(config(server), cwd=tmp_path, extensions=False, session=None)
+    # what is the process's stays open: the default host is made anew, the
+    # tool pool a host without tool_threads used is still the process's
+    assert app.default_host() is not host and not app.default_host().closed
+    assert default_tool_pool().submit(lambda: 7).result() == 7
+    assert not default_async_clients().closed

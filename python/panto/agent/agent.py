@@ -44,7 +44,7 @@ from ..conversation import (
     ToolResultBlock,
     unanswered_tool_uses,
 )
-from ..errors import PantoError, SessionError, ToolError
+from ..errors import PantoError, ProviderError, SessionError, ToolError
 from ..hooks import AgentHooks, ToolCallDecision
 from ..logs import get_logger
 from ..models import model_info
@@ -700,7 +700,19 @@ class Agent:
             from ..providers.clients import default_async_clients
 
             clients = default_async_clients()
-        return clients.get(self._base_url or self.config.resolve_base_url())
+        from ..providers.http11 import ConnectError
+
+        try:
+            return clients.get(self._base_url or self.config.resolve_base_url())
+        except ConnectError:
+            if not clients.closed:
+                raise
+        raise ProviderError(
+            "the Host of this agent is closed (Host.close() was called), and with it the "
+            "HTTP clients of its async turns: open the session on an open Host "
+            "(panto.app.Host(), or panto.app.default_host())",
+            type="host_closed",
+        )
 
     def close(self) -> None:
         """Cancel a running turn and close the agent's own (sync) HTTP
