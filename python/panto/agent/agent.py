@@ -157,7 +157,9 @@ class Agent:
                 return msg
         # Answer calls left open by a crashed or cancelled turn first, so the
         # file keeps the same order as memory (a resume rebuilds it exactly).
-        self._repair()
+        fix = self._repair()
+        if fix is not None:
+            self._persist([fix])
         self.conversation.append(msg)
         self._persist([msg])
         return msg
@@ -462,6 +464,11 @@ class Agent:
         payload = {"prompt": default, "extra": extra, "messages": len(self.conversation), **info}
         return self._hooks.before_compact(payload) or default
 
+    def _persist_blocks(self) -> bool:
+        """Whether ``_persist`` does blocking work (there is a store to
+        write): without one the async driver commits on its event loop."""
+        return self.store is not None
+
     def _persist(self, messages: Iterable[Message]) -> None:
         if self.store is not None:
             msgs = list(messages)
@@ -486,13 +493,14 @@ class Agent:
         live = {id(m) for m in self.conversation}
         self._entry_ids = {k: v for k, v in self._entry_ids.items() if k in live}
 
-    def _repair(self) -> None:
+    def _repair(self) -> Message | None:
         """Answer tool calls of the last assistant message that have no
         result (a crashed earlier turn, a loaded session) so the next request
-        is valid: "cancelled" error results go right after that message."""
+        is valid: "cancelled" error results go right after that message.
+        The answer (to persist), or None when nothing was open."""
         missing = unanswered_tool_uses(self.conversation)
         if not missing:
-            return
+            return None
         msgs = list(self.conversation)
         i = max(k for k, m in enumerate(msgs) if m.role == "assistant")
         fix = Message("tool", tuple(ToolResultBlock(c.id, CANCELLED, True) for c in missing))
@@ -501,7 +509,7 @@ class Agent:
         else:
             self.conversation.clear()
             self.conversation.extend([*msgs[: i + 1], fix, *msgs[i + 1 :]])
-        self._persist([fix])
+        return fix
 
     # -- hooks ------------------------------------------------------------------
 
@@ -617,27 +625,39 @@ class Agent:
 
     def _open_turn(self) -> TurnContext:
         """What a turn needs (called by the stream on its first ``next()``):
-        open tool calls answered first, then a snapshot of the tools."""
+        open tool calls answered first, then a snapshot of the tools.  It
+        writes nothing: what it adds to the conversation (those answers,
+        prompts queued since the last turn) is the context's ``opening``,
+        which the driver commits before the first request.  What can fail
+        comes first: a turn that cannot open leaves the conversation as it
+        was."""
         from ..providers import make_provider
 
-        self._repair()
+        provider = make_provider(self.config)
+        self._base_url = provider.base_url  # (the mock's server is known only now)
+        registry = self._registry()
+        window = self._context_window()
+        opening: list[tuple[Message, ...]] = []
+        fix = self._repair()
+        if fix is not None:
+            opening.append((fix,))
         queued = self._take_queued()  # submitted after the last turn's last round
         if queued:
             self.conversation.extend(queued)
-            self._persist(queued)
-        provider = make_provider(self.config)
-        self._base_url = provider.base_url  # (the mock's server is known only now)
+            opening.append(tuple(queued))
         return TurnContext(
             config=self.config,
             conversation=self.conversation,
-            registry=self._registry(),
+            registry=registry,
             provider=provider,
             persist=self._persist,
+            persist_blocks=self._persist_blocks,
+            opening=opening,
             hooks=self._hooks,
             http_client=self._http_client,
             async_http_client=self._async_http_client,
             compaction=self._auto_compaction,
-            context_window=self._context_window(),
+            context_window=window,
             steering=self._take_queued,
             tool_pool=self.tool_pool,
         )
@@ -659,9 +679,16 @@ class Agent:
         self._cancel_active()
         if self._hooks:
             self._ensure_session()
-        stream = AsyncStream(self._open_turn, self._hooks)
+        stream = AsyncStream(self._open_turn, self._hooks, open_blocks=self._open_blocks())
         self._active = stream
         return stream
+
+    def _open_blocks(self) -> bool:
+        """Whether opening a turn may block: a mock or extension provider
+        may start its loopback server (on first use).  Else it is in-memory
+        work only (its commits are made by the driver), done on the loop."""
+        p = self.config.provider_config
+        return bool((p.mock and not self.config.base_url) or p.extension)
 
     def _cancel_active(self) -> None:
         s, self._active = self._active, None

@@ -73,8 +73,13 @@ def persist_all(persist: Callable[[Sequence[Message]], None], pending: Sequence[
 class Driver:
     """The state both drivers keep (see the module docstring)."""
 
-    def __init__(self, open_turn: Callable[[], TurnContext], hooks: Any = None) -> None:
+    def __init__(
+        self, open_turn: Callable[[], TurnContext], hooks: Any = None, *, open_blocks: bool = True
+    ) -> None:
         self._open = open_turn
+        #: whether ``open_turn`` may block (e.g. start the mock's server):
+        #: the async driver then calls it in a worker thread, else on the loop
+        self._open_blocks = open_blocks
         self._hooks = hooks
         self.turn: Turn | None = None
         self._closed = False
@@ -116,8 +121,10 @@ class Driver:
         if ctx.hooks is not None:
             self._hooks = ctx.hooks
         turn = self.turn = Turn(ctx)
-        # the turn's commits wait in ``pending``; the driver performs them
+        # the turn's commits wait in ``pending``; the driver performs them,
+        # the opening's first
         turn.deferred = True
+        turn.pending.extend(ctx.opening)
         return turn
 
     def _stop(self, exc: BaseException | None) -> None:

@@ -38,8 +38,10 @@ class Stream(io.Base):
     Use ``with``, or ``stream.close()`` when abandoning it
     early."""
 
-    def __init__(self, open_turn: Callable[[], TurnContext], hooks: Any = None) -> None:
-        super().__init__(open_turn, hooks)
+    def __init__(
+        self, open_turn: Callable[[], TurnContext], hooks: Any = None, *, open_blocks: bool = True
+    ) -> None:
+        super().__init__(open_turn, hooks, open_blocks=open_blocks)
         self._step = io.step_guard()  # held while a step of the generator runs
         self._gen = self._run()
 
@@ -74,9 +76,12 @@ class Stream(io.Base):
 
     def _run(self) -> Generator[Event, None, None]:
         try:
-            # the agent's bookkeeping at the start (open calls answered,
-            # queued prompts) writes to the store
-            turn = io.run_blocking(self._begin)
+            # opening the turn writes nothing (its commits are pending, made
+            # below); it blocks only when it may start a server of its own
+            if self._open_blocks:
+                turn = io.run_blocking(self._begin)
+            else:
+                turn = self._begin()
             while True:
                 self._persist()  # before a request or a compaction: in order
                 phase = turn.phase
@@ -202,7 +207,12 @@ class Stream(io.Base):
         turn = self.turn
         if turn is None or not turn.pending:
             return
-        io.run_blocking(persist_all, turn.ctx.persist, turn.take_pending())
+        blocks = turn.ctx.persist_blocks
+        if blocks is not None and not blocks():
+            # nothing to write (no store): no hop to a worker thread
+            persist_all(turn.ctx.persist, turn.take_pending())
+        else:
+            io.run_blocking(persist_all, turn.ctx.persist, turn.take_pending())
 
     def _run_tools(self, turn: Turn) -> Iterator[Event]:
         """The tool round: its groups started (``io.Base._start_tools``:

@@ -112,6 +112,14 @@ class TurnContext:
     provider: Provider
     #: called with the messages the turn adds to the conversation
     persist: Callable[[Sequence[Message]], None]
+    #: () -> whether ``persist`` blocks now (it has a store to write); when
+    #: it does not, the async driver commits on its event loop, without a
+    #: hop to a worker thread (None: it blocks)
+    persist_blocks: Callable[[], bool] | None = None
+    #: what opening the turn added to the conversation and has not persisted
+    #: (answers to calls a crashed turn left open, prompts queued since the
+    #: last turn): the driver commits them first, before the first request
+    opening: Sequence[tuple[Message, ...]] = ()
     hooks: HookChain | None = None
     #: () -> httpx.Client, and () -> httpx.AsyncClient for the running loop
     http_client: Callable[[], Any] | None = None
