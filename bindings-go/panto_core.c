@@ -55,6 +55,9 @@ enum { PU_OK = 0, PU_NOMEM = -1, PU_LIMIT = -2 };
  * The slack holds no data and is not counted in panto_stream_memory(). */
 #define PT_SLACK ((size_t)32)
 
+/* pbufs of this capacity or more are cached when freed (util.c). */
+#define PT_BIGBUF_MIN ((size_t)64 << 10)
+
 /* A contiguous growable byte buffer.  Grows geometrically; `limit` caps
  * len (not cap).  Zero-initialised is an empty buffer. */
 typedef struct {
@@ -98,6 +101,77 @@ PT_INTERNAL size_t pt_utf8_valid_prefix(const uint8_t *s, size_t n);
 
 /* ---------------------------------------------------------------- pbuf */
 
+/* A few big buffers (PT_BIGBUF_MIN to PT_BIGBUF_MAX bytes) that freed
+ * pbufs leave for the next one to grow into, process-wide.  Streams are
+ * decoded one after another (a turn, the next turn): a long response's
+ * buffers, 128 KiB and more, would otherwise go back to the C library at
+ * panto_stream_free -- which returns the top of the heap (or an mmap'ed
+ * block) to the kernel -- and the next stream's would fault every page in
+ * again, a few microseconds a page.  Each slot holds one buffer or NULL,
+ * swapped atomically (threads may free and grow pbufs at once); a cached
+ * buffer keeps its capacity in its first bytes.  At most PT_BIGBUF_SLOTS x
+ * PT_BIGBUF_MAX bytes stay held after every stream is freed.  Without the
+ * GNU atomic builtins there is no cache. */
+#define PT_BIGBUF_MAX ((size_t)1 << 20)
+#define PT_BIGBUF_SLOTS 4
+#if defined(__GNUC__) && !defined(PT_NO_BIGBUF)
+static uint8_t *bigbuf_slot[PT_BIGBUF_SLOTS];
+
+/* A cached buffer of at least `need` bytes (at most twice that: pbuf
+ * memory stays within 2x of what it holds), its capacity in *cap; NULL
+ * when none fits. */
+static uint8_t *bigbuf_take(size_t need, size_t *cap)
+{
+    for (int i = 0; i < PT_BIGBUF_SLOTS; i++) {
+        if (!__atomic_load_n(&bigbuf_slot[i], __ATOMIC_RELAXED))
+            continue;
+        uint8_t *p = __atomic_exchange_n(&bigbuf_slot[i], NULL, __ATOMIC_ACQ_REL);
+        if (!p)
+            continue;
+        size_t c;
+        memcpy(&c, p, sizeof c);
+        if (c >= need && c / 2 <= need) {
+            *cap = c;
+            return p;
+        }
+        uint8_t *expected = NULL; /* not this one: back, or freed */
+        if (!__atomic_compare_exchange_n(&bigbuf_slot[i], &expected, p, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_RELAXED))
+            free(p);
+    }
+    return NULL;
+}
+
+/* Keep p (capacity cap) for bigbuf_take: 1, or 0 when it is not kept (the
+ * caller frees it). */
+static int bigbuf_put(uint8_t *p, size_t cap)
+{
+    if (!p || cap < PT_BIGBUF_MIN || cap > PT_BIGBUF_MAX)
+        return 0;
+    memcpy(p, &cap, sizeof cap);
+    for (int i = 0; i < PT_BIGBUF_SLOTS; i++) {
+        uint8_t *expected = NULL;
+        if (__atomic_compare_exchange_n(&bigbuf_slot[i], &expected, p, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+#else
+static uint8_t *bigbuf_take(size_t need, size_t *cap)
+{
+    (void)need;
+    (void)cap;
+    return NULL;
+}
+static int bigbuf_put(uint8_t *p, size_t cap)
+{
+    (void)p;
+    (void)cap;
+    return 0;
+}
+#endif
+
 int pt_pbuf_reserve(pbuf *b, size_t extra, size_t limit)
 {
     if (extra > SIZE_MAX - b->len)
@@ -121,7 +195,19 @@ int pt_pbuf_reserve(pbuf *b, size_t extra, size_t limit)
         ncap = limit > need ? limit : need;
     if (ncap > (size_t)PTRDIFF_MAX - PT_SLACK) /* no object can be that large */
         return PU_NOMEM;
-    uint8_t *np = realloc(b->p, ncap + PT_SLACK);
+    size_t kcap;
+    uint8_t *np = ncap >= PT_BIGBUF_MIN ? bigbuf_take(ncap, &kcap) : NULL;
+    if (np) { /* a big buffer a freed stream left: its pages are there */
+        size_t len = b->len;
+        if (len)
+            memcpy(np, b->p, len);
+        pt_pbuf_free(b);
+        b->p = np;
+        b->len = len;
+        b->cap = kcap;
+        return PU_OK;
+    }
+    np = realloc(b->p, ncap + PT_SLACK);
     if (np == NULL)
         return PU_NOMEM;
     b->p = np;
@@ -157,7 +243,8 @@ void pt_pbuf_clear(pbuf *b) { b->len = 0; }
 
 void pt_pbuf_free(pbuf *b)
 {
-    free(b->p);
+    if (!bigbuf_put(b->p, b->cap))
+        free(b->p);
     b->p = NULL;
     b->len = 0;
     b->cap = 0;
@@ -348,7 +435,7 @@ size_t pt_utf8_valid_prefix(const uint8_t *s, size_t n)
 
 enum { JV_NULL = 1, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT };
 
-#define PT_JSON_HINTS 4
+#define PT_JSON_HINTS 8
 
 typedef struct {
     uint8_t type;       /* JV_* */
@@ -379,11 +466,14 @@ typedef struct {
     /* The last long string value the reader validated (its raw bytes
      * between the quotes, at least PT_JSON_SEEN_MIN of them): a string
      * that repeats it byte for byte is valid without a second scan (a
-     * Responses stream repeats the whole text in three `.done` events). */
+     * Responses stream repeats the whole text in three `.done` events;
+     * the first matches a hint, the next two this). */
     int seen_on;        /* the caller's choice (off: never used) */
     uint8_t *seen;
     size_t seen_len, seen_cap;
     int seen_esc;
+    int seen_hinted;    /* it matched a hint (a scanned one is not
+                           replaced by a hinted one: it has no hint) */
     /* Texts a long string value is likely to hold, unescaped (valid
      * UTF-8): a string that unescapes to exactly one of them is checked
      * against it, which proves it valid, instead of scanned (the Responses
@@ -468,7 +558,8 @@ void pt_json_doc_free(jdoc *d)
     d->nodes = NULL;
     d->n = 0;
     d->cap = 0;
-    free(d->seen);
+    pbuf seen = {d->seen, 0, d->seen_cap};
+    pt_pbuf_free(&seen); /* a big one is kept for the next stream (util.c) */
     d->seen = NULL;
     d->seen_len = 0;
     d->seen_cap = 0;
@@ -481,13 +572,13 @@ size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode) + d->se
 static void seen_store(jdoc *d, const uint8_t *s, size_t n, int esc)
 {
     if (n > d->seen_cap) {
-        uint8_t *p = realloc(d->seen, n);
-        if (p == NULL) {
+        pbuf b = {d->seen, 0, d->seen_cap};
+        if (pt_pbuf_reserve(&b, n, SIZE_MAX) != PU_OK) {
             d->seen_len = 0;
             return;
         }
-        d->seen = p;
-        d->seen_cap = n;
+        d->seen = b.p;
+        d->seen_cap = b.cap;
     }
     memcpy(d->seen, s, n);
     d->seen_len = n;
@@ -1103,8 +1194,14 @@ value:
             d->n_seen++;
         } else if (d->n_hints && hinted(d, s, len, st, &e, &esc)) {
             d->n_hinted++;
-            /* valid: a hinted text (not remembered: checking it against
-             * the hint again costs about what a copy's new pages do) */
+            /* valid: a hinted text.  Remembered (unless a string no hint
+             * covers is): the next repeat is most likely escaped the same
+             * way, and memcmp is faster than matching an escape at a
+             * time */
+            if (d->seen_on && (d->seen_len == 0 || d->seen_hinted)) {
+                seen_store(d, s + st, e - st, esc);
+                d->seen_hinted = 1;
+            }
         } else if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
             if (msg == MSG_UNTERMINATED)   /* point at the opening quote */
                 e = i;
@@ -1112,6 +1209,7 @@ value:
             goto fail;
         } else if (e - st >= PT_JSON_SEEN_MIN && d->seen_on) {
             seen_store(d, s + st, e - st, esc);
+            d->seen_hinted = 0;
         }
         if (store) {
             if (++total > max_total)
@@ -2089,6 +2187,9 @@ int pt_sse_parse(sse_parser *p, const uint8_t *in, size_t len, size_t *consumed,
 #define PT_DEFAULT_JSON_DEPTH 128u
 #define PT_BYTES_PER_NODE 32u   /* see json_node_limit in stream.c */
 
+/* Responses: how many texts of completed blocks are kept as hints. */
+#define PT_RS_TEXTS 3
+
 /* A block slot: the accumulators of one open (or just completed) block. */
 enum { PT_SLOT_FREE = 0, PT_SLOT_OPEN = 1, PT_SLOT_RETIRED = 2 };
 
@@ -2220,7 +2321,7 @@ struct panto_stream {
     /* Responses: the texts of the last long blocks recycled, newest at
      * rs_texts_next - 1: the `.done` events and response.completed repeat
      * them (hints for the JSON reader, json.h) */
-    pbuf rs_texts[PT_JSON_HINTS - 1];
+    pbuf rs_texts[PT_RS_TEXTS];
     unsigned rs_texts_next;
 
     /* flags */
@@ -2897,7 +2998,7 @@ static void recycle_retired(panto_stream *s) {
             s->slots[i].text.len >= PT_JSON_SEEN_MIN) {
             /* kept for the events that repeat it (pt_responses_event) */
             pbuf *keep = &s->rs_texts[s->rs_texts_next];
-            s->rs_texts_next = (s->rs_texts_next + 1) % (PT_JSON_HINTS - 1);
+            s->rs_texts_next = (s->rs_texts_next + 1) % PT_RS_TEXTS;
             pt_pbuf_free(keep);
             *keep = s->slots[i].text;
             memset(&s->slots[i].text, 0, sizeof s->slots[i].text);
@@ -3211,7 +3312,7 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
     }
     free(s->slots);
     free(s->keys);
-    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+    for (size_t i = 0; i < PT_RS_TEXTS; i++)
         pt_pbuf_free(&s->rs_texts[i]);
     pt_pbuf_free(&s->stop_raw);
     pt_pbuf_free(&s->err_msg);
@@ -3769,7 +3870,7 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
              s->slots[i].tool_name.cap + s->slots[i].cites.cap + s->slots[i].raw.cap;
     m += s->cap_keys * sizeof *s->keys;
     m += s->stop_raw.cap + s->err_msg.cap + s->err_type.cap;
-    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+    for (size_t i = 0; i < PT_RS_TEXTS; i++)
         m += s->rs_texts[i].cap;
     return m;
 }
@@ -3819,7 +3920,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     s->synth_key = 0;
     s->last_tool_slot = -1;
     s->rs_hint_slot = -1;
-    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+    for (size_t i = 0; i < PT_RS_TEXTS; i++)
         pt_pbuf_free(&s->rs_texts[i]);
     s->rs_texts_next = 0;
     s->eof = 0;
@@ -5980,23 +6081,31 @@ int pt_responses_event(panto_stream *s, const sse_event *ev) {
         p++, n--;
     if (n == 0)
         return 0; /* an empty data event carries nothing */
-    /* The `.done` events and response.completed repeat the text of the
-     * last block (a message's text, a call's arguments, a summary): the
-     * reader checks a long string against it, or
-     * against the last long string it read, instead of scanning it
-     * (json.h).  Part of the fast paths: off with them, so that the tests
-     * comparing both (tests/c/test_fast.c, the fuzz targets) cover it. */
+    /* The `.done` events and response.completed repeat the texts of the
+     * blocks (a message's text, a call's arguments, a summary): the reader
+     * checks a long string against them (the last block opened first, then
+     * the other open ones -- parallel function calls stream before any is
+     * done -- then the last completed ones), or against the last long
+     * string it read, instead of scanning it (json.h).  Part of the fast
+     * paths: off with them, so that the tests comparing both
+     * (tests/c/test_fast.c, the fuzz targets) cover it. */
     jdoc *d = &s->doc;
     d->n_hints = 0;
     if (s->fast) {
-        const pt_slot *ts = s->rs_hint_slot >= 0 ? &s->slots[s->rs_hint_slot] : NULL;
-        if (ts && ts->state != PT_SLOT_FREE && ts->text.len >= PT_JSON_SEEN_MIN) {
-            d->hint[d->n_hints] = ts->text.p;
-            d->hint_len[d->n_hints++] = ts->text.len;
+        for (size_t k = 0; k <= s->n_slots && d->n_hints < PT_JSON_HINTS; k++) {
+            /* k == 0: the last block opened; then the others in order */
+            int si = k == 0 ? s->rs_hint_slot : (int)k - 1;
+            if (si < 0 || (k > 0 && si == s->rs_hint_slot))
+                continue;
+            const pt_slot *ts = &s->slots[si];
+            if (ts->state != PT_SLOT_FREE && ts->kind != PANTO_BLOCK_SERVER &&
+                ts->text.len >= PT_JSON_SEEN_MIN) {
+                d->hint[d->n_hints] = ts->text.p;
+                d->hint_len[d->n_hints++] = ts->text.len;
+            }
         }
-        for (unsigned k = 1; k <= PT_JSON_HINTS - 1; k++) { /* the newest first */
-            const pbuf *t =
-                &s->rs_texts[(s->rs_texts_next + PT_JSON_HINTS - 1 - k) % (PT_JSON_HINTS - 1)];
+        for (unsigned k = 1; k <= PT_RS_TEXTS; k++) { /* the newest first */
+            const pbuf *t = &s->rs_texts[(s->rs_texts_next + PT_RS_TEXTS - k) % PT_RS_TEXTS];
             if (t->len >= PT_JSON_SEEN_MIN && d->n_hints < PT_JSON_HINTS) {
                 d->hint[d->n_hints] = t->p;
                 d->hint_len[d->n_hints++] = t->len;

@@ -40,7 +40,8 @@ void pt_json_doc_free(jdoc *d)
     d->nodes = NULL;
     d->n = 0;
     d->cap = 0;
-    free(d->seen);
+    pbuf seen = {d->seen, 0, d->seen_cap};
+    pt_pbuf_free(&seen); /* a big one is kept for the next stream (util.c) */
     d->seen = NULL;
     d->seen_len = 0;
     d->seen_cap = 0;
@@ -53,13 +54,13 @@ size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode) + d->se
 static void seen_store(jdoc *d, const uint8_t *s, size_t n, int esc)
 {
     if (n > d->seen_cap) {
-        uint8_t *p = realloc(d->seen, n);
-        if (p == NULL) {
+        pbuf b = {d->seen, 0, d->seen_cap};
+        if (pt_pbuf_reserve(&b, n, SIZE_MAX) != PU_OK) {
             d->seen_len = 0;
             return;
         }
-        d->seen = p;
-        d->seen_cap = n;
+        d->seen = b.p;
+        d->seen_cap = b.cap;
     }
     memcpy(d->seen, s, n);
     d->seen_len = n;
@@ -675,8 +676,14 @@ value:
             d->n_seen++;
         } else if (d->n_hints && hinted(d, s, len, st, &e, &esc)) {
             d->n_hinted++;
-            /* valid: a hinted text (not remembered: checking it against
-             * the hint again costs about what a copy's new pages do) */
+            /* valid: a hinted text.  Remembered (unless a string no hint
+             * covers is): the next repeat is most likely escaped the same
+             * way, and memcmp is faster than matching an escape at a
+             * time */
+            if (d->seen_on && (d->seen_len == 0 || d->seen_hinted)) {
+                seen_store(d, s + st, e - st, esc);
+                d->seen_hinted = 1;
+            }
         } else if (scan_string_quick(s, len, &e, &esc, &msg) != 0) {
             if (msg == MSG_UNTERMINATED)   /* point at the opening quote */
                 e = i;
@@ -684,6 +691,7 @@ value:
             goto fail;
         } else if (e - st >= PT_JSON_SEEN_MIN && d->seen_on) {
             seen_store(d, s + st, e - st, esc);
+            d->seen_hinted = 0;
         }
         if (store) {
             if (++total > max_total)

@@ -11,7 +11,7 @@
 
 enum { JV_NULL = 1, JV_FALSE, JV_TRUE, JV_NUMBER, JV_STRING, JV_ARRAY, JV_OBJECT };
 
-#define PT_JSON_HINTS 4
+#define PT_JSON_HINTS 8
 
 typedef struct {
     uint8_t type;       /* JV_* */
@@ -42,11 +42,14 @@ typedef struct {
     /* The last long string value the reader validated (its raw bytes
      * between the quotes, at least PT_JSON_SEEN_MIN of them): a string
      * that repeats it byte for byte is valid without a second scan (a
-     * Responses stream repeats the whole text in three `.done` events). */
+     * Responses stream repeats the whole text in three `.done` events;
+     * the first matches a hint, the next two this). */
     int seen_on;        /* the caller's choice (off: never used) */
     uint8_t *seen;
     size_t seen_len, seen_cap;
     int seen_esc;
+    int seen_hinted;    /* it matched a hint (a scanned one is not
+                           replaced by a hinted one: it has no hint) */
     /* Texts a long string value is likely to hold, unescaped (valid
      * UTF-8): a string that unescapes to exactly one of them is checked
      * against it, which proves it valid, instead of scanned (the Responses

@@ -323,7 +323,7 @@ static void recycle_retired(panto_stream *s) {
             s->slots[i].text.len >= PT_JSON_SEEN_MIN) {
             /* kept for the events that repeat it (pt_responses_event) */
             pbuf *keep = &s->rs_texts[s->rs_texts_next];
-            s->rs_texts_next = (s->rs_texts_next + 1) % (PT_JSON_HINTS - 1);
+            s->rs_texts_next = (s->rs_texts_next + 1) % PT_RS_TEXTS;
             pt_pbuf_free(keep);
             *keep = s->slots[i].text;
             memset(&s->slots[i].text, 0, sizeof s->slots[i].text);
@@ -637,7 +637,7 @@ PANTO_EXTERN(void) panto_stream_free(panto_stream *s) {
     }
     free(s->slots);
     free(s->keys);
-    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+    for (size_t i = 0; i < PT_RS_TEXTS; i++)
         pt_pbuf_free(&s->rs_texts[i]);
     pt_pbuf_free(&s->stop_raw);
     pt_pbuf_free(&s->err_msg);
@@ -1195,7 +1195,7 @@ PANTO_EXTERN(size_t) panto_stream_memory(const panto_stream *s) {
              s->slots[i].tool_name.cap + s->slots[i].cites.cap + s->slots[i].raw.cap;
     m += s->cap_keys * sizeof *s->keys;
     m += s->stop_raw.cap + s->err_msg.cap + s->err_type.cap;
-    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+    for (size_t i = 0; i < PT_RS_TEXTS; i++)
         m += s->rs_texts[i].cap;
     return m;
 }
@@ -1245,7 +1245,7 @@ PANTO_EXTERN(int) panto_stream_reset(panto_stream *s) {
     s->synth_key = 0;
     s->last_tool_slot = -1;
     s->rs_hint_slot = -1;
-    for (size_t i = 0; i < PT_JSON_HINTS - 1; i++)
+    for (size_t i = 0; i < PT_RS_TEXTS; i++)
         pt_pbuf_free(&s->rs_texts[i]);
     s->rs_texts_next = 0;
     s->eof = 0;

@@ -38,6 +38,9 @@
 #define PT_DEFAULT_JSON_DEPTH 128u
 #define PT_BYTES_PER_NODE 32u   /* see json_node_limit in stream.c */
 
+/* Responses: how many texts of completed blocks are kept as hints. */
+#define PT_RS_TEXTS 3
+
 /* A block slot: the accumulators of one open (or just completed) block. */
 enum { PT_SLOT_FREE = 0, PT_SLOT_OPEN = 1, PT_SLOT_RETIRED = 2 };
 
@@ -169,7 +172,7 @@ struct panto_stream {
     /* Responses: the texts of the last long blocks recycled, newest at
      * rs_texts_next - 1: the `.done` events and response.completed repeat
      * them (hints for the JSON reader, json.h) */
-    pbuf rs_texts[PT_JSON_HINTS - 1];
+    pbuf rs_texts[PT_RS_TEXTS];
     unsigned rs_texts_next;
 
     /* flags */

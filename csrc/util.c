@@ -6,6 +6,77 @@
 
 /* ---------------------------------------------------------------- pbuf */
 
+/* A few big buffers (PT_BIGBUF_MIN to PT_BIGBUF_MAX bytes) that freed
+ * pbufs leave for the next one to grow into, process-wide.  Streams are
+ * decoded one after another (a turn, the next turn): a long response's
+ * buffers, 128 KiB and more, would otherwise go back to the C library at
+ * panto_stream_free -- which returns the top of the heap (or an mmap'ed
+ * block) to the kernel -- and the next stream's would fault every page in
+ * again, a few microseconds a page.  Each slot holds one buffer or NULL,
+ * swapped atomically (threads may free and grow pbufs at once); a cached
+ * buffer keeps its capacity in its first bytes.  At most PT_BIGBUF_SLOTS x
+ * PT_BIGBUF_MAX bytes stay held after every stream is freed.  Without the
+ * GNU atomic builtins there is no cache. */
+#define PT_BIGBUF_MAX ((size_t)1 << 20)
+#define PT_BIGBUF_SLOTS 4
+#if defined(__GNUC__) && !defined(PT_NO_BIGBUF)
+static uint8_t *bigbuf_slot[PT_BIGBUF_SLOTS];
+
+/* A cached buffer of at least `need` bytes (at most twice that: pbuf
+ * memory stays within 2x of what it holds), its capacity in *cap; NULL
+ * when none fits. */
+static uint8_t *bigbuf_take(size_t need, size_t *cap)
+{
+    for (int i = 0; i < PT_BIGBUF_SLOTS; i++) {
+        if (!__atomic_load_n(&bigbuf_slot[i], __ATOMIC_RELAXED))
+            continue;
+        uint8_t *p = __atomic_exchange_n(&bigbuf_slot[i], NULL, __ATOMIC_ACQ_REL);
+        if (!p)
+            continue;
+        size_t c;
+        memcpy(&c, p, sizeof c);
+        if (c >= need && c / 2 <= need) {
+            *cap = c;
+            return p;
+        }
+        uint8_t *expected = NULL; /* not this one: back, or freed */
+        if (!__atomic_compare_exchange_n(&bigbuf_slot[i], &expected, p, 0, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_RELAXED))
+            free(p);
+    }
+    return NULL;
+}
+
+/* Keep p (capacity cap) for bigbuf_take: 1, or 0 when it is not kept (the
+ * caller frees it). */
+static int bigbuf_put(uint8_t *p, size_t cap)
+{
+    if (!p || cap < PT_BIGBUF_MIN || cap > PT_BIGBUF_MAX)
+        return 0;
+    memcpy(p, &cap, sizeof cap);
+    for (int i = 0; i < PT_BIGBUF_SLOTS; i++) {
+        uint8_t *expected = NULL;
+        if (__atomic_compare_exchange_n(&bigbuf_slot[i], &expected, p, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED))
+            return 1;
+    }
+    return 0;
+}
+#else
+static uint8_t *bigbuf_take(size_t need, size_t *cap)
+{
+    (void)need;
+    (void)cap;
+    return NULL;
+}
+static int bigbuf_put(uint8_t *p, size_t cap)
+{
+    (void)p;
+    (void)cap;
+    return 0;
+}
+#endif
+
 int pt_pbuf_reserve(pbuf *b, size_t extra, size_t limit)
 {
     if (extra > SIZE_MAX - b->len)
@@ -29,7 +100,19 @@ int pt_pbuf_reserve(pbuf *b, size_t extra, size_t limit)
         ncap = limit > need ? limit : need;
     if (ncap > (size_t)PTRDIFF_MAX - PT_SLACK) /* no object can be that large */
         return PU_NOMEM;
-    uint8_t *np = realloc(b->p, ncap + PT_SLACK);
+    size_t kcap;
+    uint8_t *np = ncap >= PT_BIGBUF_MIN ? bigbuf_take(ncap, &kcap) : NULL;
+    if (np) { /* a big buffer a freed stream left: its pages are there */
+        size_t len = b->len;
+        if (len)
+            memcpy(np, b->p, len);
+        pt_pbuf_free(b);
+        b->p = np;
+        b->len = len;
+        b->cap = kcap;
+        return PU_OK;
+    }
+    np = realloc(b->p, ncap + PT_SLACK);
     if (np == NULL)
         return PU_NOMEM;
     b->p = np;
@@ -65,7 +148,8 @@ void pt_pbuf_clear(pbuf *b) { b->len = 0; }
 
 void pt_pbuf_free(pbuf *b)
 {
-    free(b->p);
+    if (!bigbuf_put(b->p, b->cap))
+        free(b->p);
     b->p = NULL;
     b->len = 0;
     b->cap = 0;

@@ -31,6 +31,9 @@ enum { PU_OK = 0, PU_NOMEM = -1, PU_LIMIT = -2 };
  * The slack holds no data and is not counted in panto_stream_memory(). */
 #define PT_SLACK ((size_t)32)
 
+/* pbufs of this capacity or more are cached when freed (util.c). */
+#define PT_BIGBUF_MIN ((size_t)64 << 10)
+
 /* A contiguous growable byte buffer.  Grows geometrically; `limit` caps
  * len (not cap).  Zero-initialised is an empty buffer. */
 typedef struct {

@@ -506,23 +506,31 @@ int pt_responses_event(panto_stream *s, const sse_event *ev) {
         p++, n--;
     if (n == 0)
         return 0; /* an empty data event carries nothing */
-    /* The `.done` events and response.completed repeat the text of the
-     * last block (a message's text, a call's arguments, a summary): the
-     * reader checks a long string against it, or
-     * against the last long string it read, instead of scanning it
-     * (json.h).  Part of the fast paths: off with them, so that the tests
-     * comparing both (tests/c/test_fast.c, the fuzz targets) cover it. */
+    /* The `.done` events and response.completed repeat the texts of the
+     * blocks (a message's text, a call's arguments, a summary): the reader
+     * checks a long string against them (the last block opened first, then
+     * the other open ones -- parallel function calls stream before any is
+     * done -- then the last completed ones), or against the last long
+     * string it read, instead of scanning it (json.h).  Part of the fast
+     * paths: off with them, so that the tests comparing both
+     * (tests/c/test_fast.c, the fuzz targets) cover it. */
     jdoc *d = &s->doc;
     d->n_hints = 0;
     if (s->fast) {
-        const pt_slot *ts = s->rs_hint_slot >= 0 ? &s->slots[s->rs_hint_slot] : NULL;
-        if (ts && ts->state != PT_SLOT_FREE && ts->text.len >= PT_JSON_SEEN_MIN) {
-            d->hint[d->n_hints] = ts->text.p;
-            d->hint_len[d->n_hints++] = ts->text.len;
+        for (size_t k = 0; k <= s->n_slots && d->n_hints < PT_JSON_HINTS; k++) {
+            /* k == 0: the last block opened; then the others in order */
+            int si = k == 0 ? s->rs_hint_slot : (int)k - 1;
+            if (si < 0 || (k > 0 && si == s->rs_hint_slot))
+                continue;
+            const pt_slot *ts = &s->slots[si];
+            if (ts->state != PT_SLOT_FREE && ts->kind != PANTO_BLOCK_SERVER &&
+                ts->text.len >= PT_JSON_SEEN_MIN) {
+                d->hint[d->n_hints] = ts->text.p;
+                d->hint_len[d->n_hints++] = ts->text.len;
+            }
         }
-        for (unsigned k = 1; k <= PT_JSON_HINTS - 1; k++) { /* the newest first */
-            const pbuf *t =
-                &s->rs_texts[(s->rs_texts_next + PT_JSON_HINTS - 1 - k) % (PT_JSON_HINTS - 1)];
+        for (unsigned k = 1; k <= PT_RS_TEXTS; k++) { /* the newest first */
+            const pbuf *t = &s->rs_texts[(s->rs_texts_next + PT_RS_TEXTS - k) % PT_RS_TEXTS];
             if (t->len >= PT_JSON_SEEN_MIN && d->n_hints < PT_JSON_HINTS) {
                 d->hint[d->n_hints] = t->p;
                 d->hint_len[d->n_hints++] = t->len;

@@ -975,8 +975,14 @@ static void test_responses_repeated_text(void) {
     CHECK_EQ_INT(r, PANTO_DONE);
     CHECK(panto_stream_finish(s) == PANTO_OK);
     CHECK(s->n_in_place >= 6);
-    CHECK_EQ_INT(s->doc.n_hinted, 7); /* the text 4 times, the arguments 3 times */
-    CHECK_EQ_INT(s->doc.n_seen, 1);   /* the encrypted_content, again */
+    /* the text: output_text.done matches the hint, content_part.done and
+     * output_item.done repeat its bytes (seen), response.completed's copy
+     * matches the hint (the encrypted_content, scanned, is remembered
+     * instead); the arguments: .done matches the hint, output_item.done
+     * repeats it, response.completed matches the hint; the
+     * encrypted_content in response.completed repeats the item's */
+    CHECK_EQ_INT(s->doc.n_hinted, 4);
+    CHECK_EQ_INT(s->doc.n_seen, 4);
     panto_stream_free(s);
 
     static const struct {
@@ -1014,12 +1020,74 @@ static void test_responses_repeated_text(void) {
     free(canon);
 }
 
+/* Parallel function calls: every call's arguments stream before the
+ * first is done, so each `.done` repeats a block that is not the last one
+ * opened; its arguments still match a hint (every open block is one). */
+static void test_responses_parallel_calls(void) {
+    const int W = PANTO_WIRE_OPENAI_RESPONSES;
+    sb b = {0}, args[2] = {{0}, {0}};
+    for (int c = 0; c < 2; c++) {
+        for (int k = 0; k < 150; k++)
+            sb_add(&args[c], c ? "{\\\"x\\\": 1} " : "caf\u00e9 \\n ");
+    }
+    sb_add(&b, RS_E("response.created", "{\"type\":\"response.created\",\"response\":{\"id\":\"r\"}}"));
+    for (int c = 0; c < 2; c++) {
+        char ev[256];
+        snprintf(ev, sizeof ev,
+                 RS_E("response.output_item.added", "{\"type\":\"response.output_item.added\","
+                      "\"output_index\":%d,\"item\":{\"type\":\"function_call\",\"call_id\":\"c%d\","
+                      "\"name\":\"f\",\"arguments\":\"\"}}"), c, c);
+        sb_add(&b, ev);
+    }
+    for (int c = 0; c < 2; c++) {
+        char ev[256];
+        snprintf(ev, sizeof ev, "event: response.function_call_arguments.delta\ndata: {\"type\":"
+                 "\"response.function_call_arguments.delta\",\"output_index\":%d,\"delta\":\"", c);
+        sb_add(&b, ev);
+        sb_add(&b, args[c].p);
+        sb_add(&b, "\"}\n\n");
+    }
+    for (int c = 0; c < 2; c++) {
+        char ev[256];
+        snprintf(ev, sizeof ev, "event: response.function_call_arguments.done\ndata: {\"type\":"
+                 "\"response.function_call_arguments.done\",\"output_index\":%d,\"arguments\":\"", c);
+        sb_add(&b, ev);
+        sb_add(&b, args[c].p);
+        snprintf(ev, sizeof ev, "\"}\n\nevent: response.output_item.done\ndata: {\"type\":"
+                 "\"response.output_item.done\",\"output_index\":%d,\"item\":{\"type\":"
+                 "\"function_call\",\"call_id\":\"c%d\",\"name\":\"f\",\"arguments\":\"", c, c);
+        sb_add(&b, ev);
+        sb_add(&b, args[c].p);
+        sb_add(&b, "\"}}\n\n");
+    }
+    sb_add(&b, RS_E("response.completed", "{\"type\":\"response.completed\",\"response\":{}}"));
+    same_str(W, b.p, "responses parallel calls");
+
+    panto_stream *s = NULL;
+    panto_stream_new(W, NULL, &s);
+    CHECK(panto_stream_feed(s, (const uint8_t *)b.p, strlen(b.p)) == PANTO_OK);
+    panto_event ev;
+    int r;
+    while ((r = panto_next_event(s, &ev)) == PANTO_EVENT)
+        ;
+    CHECK_EQ_INT(r, PANTO_DONE);
+    /* each call's .done matches a hint (the first: not the last block
+     * opened), its output_item.done repeats it */
+    CHECK_EQ_INT(s->doc.n_hinted, 2);
+    CHECK_EQ_INT(s->doc.n_seen, 2);
+    panto_stream_free(s);
+    free(b.p);
+    free(args[0].p);
+    free(args[1].p);
+}
+
 int main(void) {
     test_fixtures();
     test_anthropic();
     test_openai();
     test_responses();
     test_responses_repeated_text();
+    test_responses_parallel_calls();
     test_limits();
     test_borrowed_input();
     test_reset();

@@ -194,9 +194,53 @@ static void test_utf8(void)
     CHECK(allok);
 }
 
+/* A big pbuf freed is kept (util.c's bigbuf cache) and the next pbuf
+ * that grows that big takes it, keeping what it holds. */
+static void test_pbuf_cache(void)
+{
+#if defined(__GNUC__) && !defined(PT_NO_BIGBUF)
+    static uint8_t big[200000];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 7);
+    for (int i = 0; i < PT_BIGBUF_SLOTS; i++) { /* empty the cache */
+        size_t cap;
+        free(bigbuf_take(PT_BIGBUF_MIN, &cap));
+        free(bigbuf_take(2 * PT_BIGBUF_MIN, &cap));
+    }
+    pbuf a = {0};
+    CHECK_EQ_INT(pt_pbuf_append(&a, big, sizeof big, SIZE_MAX), PU_OK);
+    uint8_t *kept = a.p;
+    size_t kept_cap = a.cap;
+    pt_pbuf_free(&a);
+    CHECK(a.p == NULL && a.len == 0 && a.cap == 0);
+
+    pbuf b = {0};
+    CHECK_EQ_INT(pt_pbuf_append(&b, "head", 4, SIZE_MAX), PU_OK);
+    CHECK(b.p != kept); /* small: not from the cache */
+    CHECK_EQ_INT(pt_pbuf_append(&b, big, sizeof big, SIZE_MAX), PU_OK);
+    CHECK(b.p == kept); /* grown big: the buffer freed before */
+    CHECK_EQ_INT(b.cap, kept_cap);
+    CHECK_EQ_INT(b.len, 4 + sizeof big);
+    CHECK(memcmp(b.p, "head", 4) == 0 && memcmp(b.p + 4, big, sizeof big) == 0);
+    pt_pbuf_free(&b);
+
+    /* a cached buffer far bigger than needed is left for another */
+    pbuf c = {0};
+    CHECK_EQ_INT(pt_pbuf_reserve(&c, PT_BIGBUF_MIN, SIZE_MAX), PU_OK);
+    CHECK(c.p != kept && c.cap < kept_cap);
+    pt_pbuf_free(&c);
+    /* ... and one too big to keep is freed */
+    pbuf d = {0};
+    CHECK_EQ_INT(pt_pbuf_reserve(&d, PT_BIGBUF_MAX + 1, SIZE_MAX), PU_OK);
+    CHECK_EQ_INT(bigbuf_put(d.p, d.cap), 0);
+    pt_pbuf_free(&d);
+#endif
+}
+
 int main(void)
 {
     test_pbuf();
+    test_pbuf_cache();
     test_parena();
     test_utf8();
     return test_report("test_util");
