@@ -138,7 +138,7 @@ class AgentSession:
     #: session's model is unavailable, extension errors...), one line each.
     notices: list[str] = field(default_factory=list)
     #: The session's hold on its Lua state (given back by ``close``).
-    lua_lease: _LuaLease | None = field(default=None, repr=False)
+    _lua_lease: _LuaLease | None = field(default=None, repr=False)
 
     @property
     def resumed(self) -> bool:
@@ -156,8 +156,8 @@ class AgentSession:
             try:
                 self.store.close()
             finally:
-                if self.lua_lease is not None:
-                    self.lua_lease.close()
+                if self._lua_lease is not None:
+                    self._lua_lease.close()
 
     def __enter__(self) -> AgentSession:
         return self
@@ -412,7 +412,7 @@ class Host:
                 lease.close()
             raise
         return AgentSession(
-            agent, store, loaded, ext, prompt, skills, mcp_source, notices, lua_lease=lease
+            agent, store, loaded, ext, prompt, skills, mcp_source, notices, _lua_lease=lease
         )
 
 
