@@ -469,6 +469,52 @@ def test_a_proxy_in_the_environment_falls_back_to_httpx(monkeypatch: pytest.Monk
     assert isinstance(b, httpx.AsyncClient)
 
 
+def test_many_ready_connections_read_a_bounded_amount_per_loop_iteration() -> None:
+    """32 connections with 256 KiB each waiting in the kernel, read at once:
+    what the client reads in one loop iteration (held until the readers run
+    in the next; freed then, but kept by the allocator as RSS) stays within
+    ``_ITER_BUDGET`` plus ``_MIN_READ`` a connection, where a full read each
+    would be 32 x 64 KiB.  Every byte still arrives."""
+    n, size = 32, 256 * 1024
+    data = bytes(range(256)) * (size // 256)
+
+    def answer(conn: socket.socket, k: int) -> bool:
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % size + data)
+        return True
+
+    srv = OneShotServer(answer)
+
+    async def main() -> tuple[int, list[bytes]]:
+        async with ahttp11.AsyncClient() as client:
+            rs = await asyncio.gather(*(send(client, srv.url) for _ in range(n)))
+            await asyncio.sleep(0.3)  # the server has written what the kernel holds
+            conns = [r._conn for r in rs]  # noqa: SLF001
+            held: list[int] = []
+            done = False
+
+            def probe() -> None:  # each iteration, before the readers it woke
+                held.append(sum(c.buffered for c in conns if c is not None))
+                if not done:
+                    asyncio.get_running_loop().call_soon(probe)
+
+            probe()
+            try:
+                got = await asyncio.gather(*(body(r) for r in rs))
+            finally:
+                done = True
+            # (the first two: what each connection read, up to its high-water
+            # mark, while nobody read; the readers take it in the second)
+            return max(held[2:]), got
+
+    try:
+        most, got = run(main)
+        assert got == [data] * n
+        bound = ahttp11._ITER_BUDGET + n * ahttp11._MIN_READ  # noqa: SLF001
+        assert most <= bound < n * ahttp11._READ_SIZE, most  # noqa: SLF001
+    finally:
+        srv.close()
+
+
 def test_a_slow_reader_pauses_the_socket_and_loses_nothing() -> None:
     """A 1 MB body read late: the connection stops reading once its unread
     bytes pass the high-water mark (the rest waits in the kernel, not in
