@@ -802,6 +802,26 @@ def test_memory_is_freed_by_release_close_and_gc():
     assert ref() is None
 
 
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages", "openai-responses"])
+def test_a_decoder_waiting_for_input_keeps_no_large_input_buffer(wire: str) -> None:
+    """Hundreds of streams open at once each hold their decoder between two
+    reads: once a large read is decoded, its input buffer goes back (what
+    the decoder keeps is about its text, not the size of its largest read)."""
+    from panto.testing import Reply, render_sse
+
+    events = render_sse(Reply([Text("tok " * 2000)], chunk=4), wire)
+    head, body = b"".join(events[:200]), events[200:]
+    dec = panto.StreamDecoder(wire, merge_deltas=True)
+    dec.feed(head)  # ~30 KB in one read
+    assert len(head) > 16_000 and list(dec)
+    assert dec.memory < len(head) // 2, (dec.memory, len(head))
+    for e in body:  # and it decodes on as before
+        dec.feed(e)
+    dec.close()
+    got = [ev for ev in dec if isinstance(ev, MessageComplete)]
+    assert got and got[-1].message.text == "tok " * 2000
+
+
 def test_no_growth_over_many_decoders():
     import resource
 
