@@ -80,6 +80,9 @@ class PoolTimeout(TimeoutException):
 
 _Key = tuple[str, str, int]
 
+#: ``asyncio.timeout`` (3.11+), else None (``asyncio.wait_for``)
+_timeout = getattr(asyncio, "timeout", None)
+
 
 @lru_cache(maxsize=256)
 def _target(url: str) -> tuple[_Key, str, str]:
@@ -679,17 +682,19 @@ class AsyncClient:
         scheme, host, port = key
         loop = asyncio.get_running_loop()
         ssl_ctx = self._ssl_context() if scheme == "https" else None
+        connect = loop.create_connection(
+            lambda: _Conn(loop, self._reads),
+            host,
+            port,
+            ssl=ssl_ctx,
+            server_hostname=host if ssl_ctx is not None else None,
+        )
         try:
-            _, conn = await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: _Conn(loop, self._reads),
-                    host,
-                    port,
-                    ssl=ssl_ctx,
-                    server_hostname=host if ssl_ctx is not None else None,
-                ),
-                timeout,
-            )
+            if _timeout is not None:  # 3.11+: no task of its own, as wait_for makes
+                async with _timeout(timeout):
+                    _, conn = await connect
+            else:
+                _, conn = await asyncio.wait_for(connect, timeout)
         except asyncio.TimeoutError:
             raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
         except OSError as e:  # ssl.SSLError (certificate verify failed...) included

@@ -9,7 +9,9 @@ growing with its open connections at every request start and finish).
 ``max_connections`` per origin, O(1) acquire and release, connections kept
 alive across turns and sessions (httpx's only with a proxy configured).
 
-Clients belong to the loop they were made on (their connections are its
+The TLS and proxy settings of the environment are read at a URL's first
+use (as httpx reads them when a client is made).  Clients belong to the
+loop they were made on (their connections are its
 transports): ``get(url)`` must run on a loop; clients of loops that have
 closed are dropped when the next client is made.  ``close()`` closes every
 client (from any thread: a client of a loop running in another thread is
@@ -41,16 +43,32 @@ class AsyncClients:
         self.max_connections = max_connections
         self._by_loop: dict[int, tuple[asyncio.AbstractEventLoop, dict[_Key, Any]]] = {}
         self._lock = threading.Lock()
+        #: url -> its key (``_key``)
+        self._keys: dict[str, _Key] = {}
         self.closed = False
 
     def get(self, url: str) -> Any:
         """The client for ``url``'s origin on the running loop."""
         import asyncio
 
+        loop = asyncio.get_running_loop()
+        key = self._keys.get(url)
+        if key is None:
+            key = self._key(url)
+        entry = self._by_loop.get(id(loop))
+        if entry is not None and entry[0] is loop:
+            client = entry[1].get(key)
+            if client is not None and not client.is_closed:
+                return client
+        return self._make(loop, key)
+
+    def _key(self, url: str) -> _Key:
+        """``url``'s origin and the environment's TLS and proxy settings,
+        read at the URL's first use, as httpx reads them when a client is
+        made (each turn read them again: a tenth of a turn's start)."""
         from .http11 import split_url
         from .transport import proxy_configured
 
-        loop = asyncio.get_running_loop()
         scheme, host, port, _ = split_url(url)
         tls = (
             (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
@@ -58,12 +76,10 @@ class AsyncClients:
             else None
         )
         key = (scheme, host, port, tls, proxy_configured())
-        entry = self._by_loop.get(id(loop))
-        if entry is not None and entry[0] is loop:
-            client = entry[1].get(key)
-            if client is not None and not client.is_closed:
-                return client
-        return self._make(loop, key)
+        if len(self._keys) >= 256:  # (base URLs are few; a bound all the same)
+            self._keys.clear()
+        self._keys[url] = key
+        return key
 
     def _make(self, loop: asyncio.AbstractEventLoop, key: _Key) -> Any:
         from .transport import async_client
