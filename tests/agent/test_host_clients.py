@@ -125,3 +125,26 @@ def test_an_agent_of_a_closed_host_fails_its_async_turn_with_a_clear_error(
     assert app.default_host() is not host and not app.default_host().closed
     assert default_tool_pool().submit(lambda: 7).result() == 7
     assert not default_async_clients().closed
+
+
+def test_the_proxy_environment_is_read_at_a_urls_first_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As httpx reads it when a client is made: a turn's start does not read
+    the environment again (it cost a tenth of a turn's start on the loop)."""
+    from panto.providers.transport import PROXY_VARS
+
+    for v in PROXY_VARS:
+        monkeypatch.delenv(v, raising=False)
+        monkeypatch.delenv(v.upper(), raising=False)
+    clients = AsyncClients()
+
+    async def main() -> tuple[object, object, object]:
+        a = clients.get("http://127.0.0.1:1/v1")
+        monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+        again = clients.get("http://127.0.0.1:1/v1")
+        other = clients.get("http://127.0.0.1:1/v2")  # first use: with the proxy
+        return a, again, other
+
+    a, again, other = asyncio.run(main())
+    clients.close()
+    assert isinstance(a, ahttp11.AsyncClient) and again is a
+    assert not isinstance(other, ahttp11.AsyncClient)  # httpx's, which speaks to proxies
