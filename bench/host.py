@@ -22,6 +22,7 @@ another freed.
 
     python bench/host.py                 # N = 1, 16, 64, 256; ~1-2 min
     python bench/host.py --n 1 16 --quick
+    python bench/host.py --loop uvloop   # both clients on uvloop (panto[uvloop])
 
 Targets (issue 24) at N = 256: >= 200k events/s per core in a burst, >= 95%
 of the ideal rate and a time-to-first-event p99 <= 100 ms when paced,
@@ -46,6 +47,26 @@ HERE = Path(__file__).resolve()
 #: deltas of one network read into one ContentDelta, so events are counted
 #: by their text
 TOKEN = 4
+
+
+#: the event loop the runs use (``--loop``): "asyncio" or "uvloop"
+LOOP = "asyncio"
+
+
+def run_loop(main: Awaitable[Result]) -> Result:
+    """``asyncio.run(main)``, on uvloop with ``--loop uvloop``."""
+    if LOOP != "uvloop":
+        return asyncio.run(main)
+    import uvloop
+
+    loop = uvloop.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return loop.run_until_complete(main)
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        asyncio.set_event_loop(None)
+        loop.close()
 
 
 @dataclass
@@ -144,7 +165,7 @@ def panto_run(base_url: str, n: int, server: int = 0) -> Result:
             out.append(Stream(one))
         return out
 
-    return asyncio.run(_measure(n, start, server))
+    return run_loop(_measure(n, start, server))
 
 
 def openai_run(base_url: str, n: int, server: int = 0) -> Result:
@@ -181,7 +202,7 @@ def openai_run(base_url: str, n: int, server: int = 0) -> Result:
             for c in clients:
                 await c.close()
 
-    return asyncio.run(run())
+    return run_loop(run())
 
 
 def serve(n_events: int, delay: float) -> tuple[subprocess.Popen[str], str]:
@@ -205,9 +226,11 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def child(client: str, n: int, url: str, server: int) -> None:
+def child(client: str, n: int, url: str, server: int, loop: str) -> None:
     """One measured run in this (fresh) process, after one warm-up stream
     (imports, caches); prints its Result as JSON."""
+    global LOOP
+    LOOP = loop
     run = panto_run if client == "panto" else openai_run
     run(url, 1)
     print(json.dumps(asdict(run(url, n, server))), flush=True)
@@ -216,7 +239,7 @@ def child(client: str, n: int, url: str, server: int) -> None:
 def measure(client: str, n: int, url: str, server: int) -> Result:
     """A run of ``client`` at ``n`` in a process of its own."""
     out = subprocess.run(
-        [sys.executable, str(HERE), "--child", client, str(n), url, str(server)],
+        [sys.executable, str(HERE), "--child", client, str(n), url, str(server), LOOP],
         capture_output=True,
         text=True,
         check=False,
@@ -231,13 +254,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--n", type=int, nargs="+", default=[1, 16, 64, 256])
     ap.add_argument("--quick", action="store_true", help="fewer events per stream")
     ap.add_argument("--modes", nargs="+", default=["burst", "paced"])
-    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="the event loop of both clients' runs (uvloop: pip install 'panto[uvloop]')",
+    )
+    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        child(args.child[0], int(args.child[1]), args.child[2], int(args.child[3]))
+        c = args.child
+        child(c[0], int(c[1]), c[2], int(c[3]), c[4])
         return 0
+    global LOOP
+    LOOP = args.loop
+    if LOOP == "uvloop":
+        try:
+            import uvloop  # noqa: F401
+        except ImportError:
+            raise SystemExit(
+                "--loop uvloop: uvloop is not installed (pip install 'panto[uvloop]')"
+            ) from None
     rate = 50.0  # paced: events per second per stream
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"load {os.getloadavg()[0]:.1f}, loop: {LOOP}"
+    )
     try:
         import openai  # noqa: F401 - the bench extra
     except ImportError:
