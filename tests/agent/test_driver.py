@@ -132,10 +132,10 @@ class CountingExecutor(ThreadPoolExecutor):
 def test_a_turn_hops_to_a_worker_thread_only_to_write_the_store(
     server: ScriptedServer, wire: str, with_store: bool
 ) -> None:
-    """Opening a turn on an HTTP provider is in-memory work, and so is a
-    commit with no store: the async driver does both on the loop (a hop to
-    a worker thread per turn start and end cost 256 concurrent turns about
-    a tenth of their wall time); a store is still written off the loop."""
+    """With no store, opening a turn on an HTTP provider and committing
+    are in-memory work: the async driver does both on the loop (a hop to a
+    worker thread per turn start and end cost 256 concurrent turns about a
+    tenth of their wall time); a store is still written off the loop."""
     server.push(Reply([Text("ok")]))
     store = WatchingStore() if with_store else None
     agent = Agent(make_config(server, wire), store=store)

@@ -80,9 +80,6 @@ class PoolTimeout(TimeoutException):
 
 _Key = tuple[str, str, int]
 
-#: ``asyncio.timeout`` (3.11+), else None (``asyncio.wait_for``)
-_timeout = getattr(asyncio, "timeout", None)
-
 
 @lru_cache(maxsize=256)
 def _target(url: str) -> tuple[_Key, str, str]:
@@ -690,11 +687,7 @@ class AsyncClient:
             server_hostname=host if ssl_ctx is not None else None,
         )
         try:
-            if _timeout is not None:  # 3.11+: no task of its own, as wait_for makes
-                async with _timeout(timeout):
-                    _, conn = await connect
-            else:
-                _, conn = await asyncio.wait_for(connect, timeout)
+            _, conn = await asyncio.wait_for(connect, timeout)
         except asyncio.TimeoutError:
             raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
         except OSError as e:  # ssl.SSLError (certificate verify failed...) included
