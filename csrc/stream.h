@@ -416,7 +416,9 @@ static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
  * end the SSE line).  One compare when there is none. */
 static inline size_t pt_fws(const uint8_t *b, size_t n, size_t i)
 {
-    if (i < n && b[i] <= ' ') {
+    /* (not `b[i] <= ' '`: the line end after a payload would take the
+     * out-of-line rest of this, once an event) */
+    if (i < n && (b[i] == ' ' || b[i] == '\t')) {
 #if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
         /* runs of padding (Anthropic pads events with spaces) */
         while (n - i >= 16) {

@@ -993,6 +993,19 @@ static void test_responses_repeated_text(void) {
         {"\\u00e9t", "\xc3\xa9t", 0},          /* ... and the other way */
         {"\xf0\x9f\x98\x80", "\\ud83d\\ude00", 0},
         {"\\/", "/", 0},
+        /* \uXXXX escapes of 1, 2 and 3 UTF-8 bytes, hex in either case:
+         * the same text, or one differing in any of the bytes */
+        {"Plain", "\\u0050lain", 0},
+        {"\\u00e9t", "\\u00E9t", 0},
+        {"\xe6\x97\xa5\xe6\x9c\xac", "\\u65e5\\u672c", 0},
+        {"\xe6\x97\xa5\xe6\x9c\xac", "\\u65e5\\u672d", 0},
+        {"\xe6\x97\xa5\xe6\x9c\xac", "\\u65e5\\u682c", 0},
+        {"\xe6\x97\xa5\xe6\x9c\xac", "\\u75e5\\u672c", 0},
+        {"caf\xc3\xa9", "caf\\u00e8", 0},
+        {"caf\xc3\xa9", "caf\\u01e9", 0},
+        {"Plain", "\\u0051lain", 0},
+        {"\\u00e9t", "\\u00g9t", 1},
+        {"\\u00e9t", "\\u00e", 1},
         {"Plain", "Plane", 0},                 /* another text: ignored, as the deltas came */
         {"`code()` ", "", 0},                  /* shorter */
         {"tab\\t", "tab\\t\\t", 0},            /* longer */
