@@ -847,7 +847,14 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
                                 const uint8_t *b, size_t n, rs_walk *w) {
     const rs_hole *hole = tpl->holes;
     size_t ti = 0, ni = 0;
-    *w = tpl->w;
+    /* what the caller reads of *w (the delta's place is set when its hole
+     * is passed: always, when the event matches) -- not a copy of the
+     * whole walk, a cost for every delta */
+    w->type = tpl->w.type;
+    w->o = tpl->w.o;
+    w->c = tpl->w.c;
+    w->st = w->e = w->seq_st = 0;
+    w->esc = w->seq_plain = w->seq_moved = 0;
     for (;;) {
         size_t left = tl - ti < n - ni ? tl - ti : n - ni;
         size_t k = pt_mismatch(t + ti, b + ni, left);
