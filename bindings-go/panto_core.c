@@ -750,6 +750,36 @@ static int hint_match(const uint8_t *s, size_t len, size_t st, const uint8_t *t,
                 esc = 1;
                 continue;
             }
+            /* a \uXXXX escape of a character of the Basic Multilingual
+             * Plane (not a surrogate: the scalar code below takes those),
+             * compared with the text's UTF-8 here too: the text of some
+             * serializers is all such escapes past ASCII */
+            if (s[i] == '\\' && s[i + 1] == 'u' && len - i >= 6) {
+                long u = hex4(s + i + 2);
+                if (u >= 0 && (u < 0xD800 || u > 0xDFFF)) {
+                    uint8_t c[3];
+                    size_t n = 1;
+                    if (u < 0x80) {
+                        c[0] = (uint8_t)u;
+                    } else if (u < 0x800) {
+                        c[0] = (uint8_t)(0xC0 | (u >> 6));
+                        c[1] = (uint8_t)(0x80 | (u & 0x3F));
+                        n = 2;
+                    } else {
+                        c[0] = (uint8_t)(0xE0 | (u >> 12));
+                        c[1] = (uint8_t)(0x80 | ((u >> 6) & 0x3F));
+                        c[2] = (uint8_t)(0x80 | (u & 0x3F));
+                        n = 3;
+                    }
+                    /* (16 bytes of t are left: n fit) */
+                    if (t[j] != c[0] || (n > 1 && t[j + 1] != c[1]) || (n > 2 && t[j + 2] != c[2]))
+                        return 0;
+                    i += 6;
+                    j += n;
+                    esc = 1;
+                    continue;
+                }
+            }
             break;
         }
 #endif
@@ -984,7 +1014,11 @@ static int scan_string(const uint8_t *s, size_t len, size_t *pi, int *escaped,
 
 /* scan_string with the common case inline: a string whose closing quote
  * is among the next 16 bytes, with nothing to look at before it (most keys
- * and short values). */
+ * and short values).  Always inlined: GCC would call it from the larger
+ * fast paths (the Responses wire's), a call a delta for a few bytes. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
 static inline int scan_string_quick(const uint8_t *s, size_t len, size_t *pi, int *escaped,
                                     const char **msg)
 {
@@ -1062,7 +1096,10 @@ bad:
 /* For the wire decoders' fast paths (stream.h): the same scanners, without
  * the error details (a fast path that meets anything but valid input leaves
  * the event to the full parser, which reports it). */
-int pt_json_scan_str(const uint8_t *s, size_t len, size_t *pi, int *escaped)
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+inline int pt_json_scan_str(const uint8_t *s, size_t len, size_t *pi, int *escaped)
 {
     const char *msg;
     return scan_string_quick(s, len, pi, escaped, &msg);
@@ -2565,7 +2602,9 @@ static PT_HOT_INLINE int pt_fast_delta(panto_stream *s, int si, panto_str t)
  * end the SSE line).  One compare when there is none. */
 static inline size_t pt_fws(const uint8_t *b, size_t n, size_t i)
 {
-    if (i < n && b[i] <= ' ') {
+    /* (not `b[i] <= ' '`: the line end after a payload would take the
+     * out-of-line rest of this, once an event) */
+    if (i < n && (b[i] == ' ' || b[i] == '\t')) {
 #if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
         /* runs of padding (Anthropic pads events with spaces) */
         while (n - i >= 16) {
@@ -6437,7 +6476,14 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
                                 const uint8_t *b, size_t n, rs_walk *w) {
     const rs_hole *hole = tpl->holes;
     size_t ti = 0, ni = 0;
-    *w = tpl->w;
+    /* what the caller reads of *w (the delta's place is set when its hole
+     * is passed: always, when the event matches) -- not a copy of the
+     * whole walk, a cost for every delta */
+    w->type = tpl->w.type;
+    w->o = tpl->w.o;
+    w->c = tpl->w.c;
+    w->st = w->e = w->seq_st = 0;
+    w->esc = w->seq_plain = w->seq_moved = 0;
     for (;;) {
         size_t left = tl - ti < n - ni ? tl - ti : n - ni;
         size_t k = pt_mismatch(t + ti, b + ni, left);
