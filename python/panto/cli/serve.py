@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import os
+import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -66,10 +69,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             "or PANTO_SERVE_KEYS, or bind 127.0.0.1",
             "panto serve",
         )
+    sock = _listen(settings.host, settings.port)
     try:
-        return _run(_serve(config, settings))
+        return _run(_serve(config, settings, sock))
     except KeyboardInterrupt:
         return 130
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here rather than by uvicorn so that a
+    port in use or a host that is not this machine's is one line saying
+    what to do (uvicorn logs it and exits from inside the event loop, which
+    ends in a traceback)."""
+    where = f"{host}:{port}"
+    try:
+        family, _, _, _, addr = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        return socket.create_server(addr, family=family, backlog=2048)
+    except socket.gaierror as e:
+        usage_error(
+            f"cannot listen on host {host!r}: {e.strerror}; set --host "
+            "(or [serve] host) to an address of this machine, such as 127.0.0.1",
+            "panto serve",
+        )
+    except OSError as e:
+        fix = {
+            errno.EADDRINUSE: "another process listens there: stop it, "
+            "or choose another port (--port 0 takes a free one)",
+            errno.EACCES: "ports below 1024 need privileges: choose a port above 1024",
+            errno.EADDRNOTAVAIL: "not an address of this machine: bind 127.0.0.1 "
+            "or one of this machine's addresses",
+        }.get(e.errno or 0, "check --host and --port (or [serve] host and port)")
+        why = os.strerror(e.errno) if e.errno else str(e)
+        print(f"panto serve: cannot listen on {where}: {why}; {fix}", file=sys.stderr)
+        raise SystemExit(1) from None
 
 
 def _run(main: Any) -> int:
@@ -83,7 +117,7 @@ def _run(main: Any) -> int:
     return int(uvloop.run(main))
 
 
-async def _serve(config: object, settings: object) -> int:
+async def _serve(config: object, settings: object, sock: socket.socket) -> int:
     import uvicorn
 
     from ..serve.app import build_app
@@ -101,7 +135,7 @@ async def _serve(config: object, settings: object) -> int:
         lifespan="on",
     )
     server = uvicorn.Server(uc)
-    task = asyncio.ensure_future(server.serve())
+    task = asyncio.ensure_future(_serve_until_stopped(server, sock))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)
     if task.done():
@@ -116,8 +150,18 @@ async def _serve(config: object, settings: object) -> int:
     gc.collect()
     gc.freeze()
     gc.set_threshold(20_000, 10, 10)
-    sock = server.servers[0].sockets[0].getsockname()
-    host = f"[{sock[0]}]" if ":" in sock[0] else sock[0]
-    print(f"panto serve: listening on http://{host}:{sock[1]}", flush=True)
+    bound = server.servers[0].sockets[0].getsockname()
+    host = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+    print(f"panto serve: listening on http://{host}:{bound[1]}", flush=True)
     await task
     return 0
+
+
+async def _serve_until_stopped(server: Any, sock: socket.socket) -> None:
+    """``server.serve`` on ``sock``; uvicorn's ``sys.exit`` when its start-up
+    fails (it has logged why) becomes a return, not a SystemExit escaping
+    the event loop with a traceback."""
+    try:
+        await server.serve(sockets=[sock])
+    except SystemExit:
+        pass

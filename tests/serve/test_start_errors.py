@@ -1,0 +1,45 @@
+"""``panto serve`` that cannot listen: one line naming the address and what to
+do, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PANTO_STARTUP_CACHE": "0", "PANTO_SERVE_KEYS": "k"}
+    return subprocess.run(
+        [sys.executable, "-m", "panto", "serve", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_a_port_in_use_is_one_line_naming_it(isolated_home: Path, tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = _serve(tmp_path, "--port", str(port))
+    assert r.returncode == 1
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in lines[0]
+    assert "--port 0" in lines[0]
+
+
+def test_a_host_that_does_not_resolve_is_one_line(isolated_home: Path, tmp_path: Path) -> None:
+    r = _serve(tmp_path, "--host", "no-such-host.invalid", "--port", "0")
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "'no-such-host.invalid'" in lines[0] and "such as 127.0.0.1" in lines[0]
