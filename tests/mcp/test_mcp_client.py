@@ -407,3 +407,34 @@ def test_panto_mcp_add_list_remove(tmp_path: Path) -> None:
     assert "mcp.servers" not in cfg.read_text()
     assert panto("remove", "demo").returncode == 1
     assert "Traceback" not in r.stderr
+
+
+def test_panto_mcp_list_says_why_a_server_is_not_ready(tmp_path: Path) -> None:
+    """A server that never answers and one that crashes: each says what
+    happened and where its stderr went; ``add`` without a server says how."""
+
+    def panto(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "panto", "mcp", *args],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    r = panto("add", "nothing")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "no server given: panto mcp add nothing -- COMMAND" in r.stderr, r.stderr
+    assert panto("add", "mute", "--", "sleep", "600").returncode == 0
+    crash = "echo boom-on-stderr >&2; exit 3"
+    assert panto("add", "crash", "--", "sh", "-c", crash).returncode == 0
+    r = panto("list", "--timeout", "2")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    out = r.stdout
+    mute = out[out.index("mute") : out.index("crash")]  # in the order they were added
+    assert "error: no answer within 2 s" in mute and "--timeout SECONDS" in mute, out
+    assert "its stderr: " in mute, out
+    crashed = out[out.index("crash") :]
+    assert "failed" in crashed and "its stderr: " in crashed, out
+    log = Path(crashed.split("its stderr: ")[1].splitlines()[0])
+    assert "boom-on-stderr" in log.read_text()

@@ -79,6 +79,7 @@ def _list(args: argparse.Namespace) -> int:
     if not specs:
         print("no MCP servers configured (add one: panto mcp add NAME -- COMMAND ARGS...)")
         return 0
+    stdio = {spec.name: bool(spec.command) for spec in specs}
     source = open_source(specs)
     try:
         source.wait_ready(args.timeout)
@@ -86,8 +87,15 @@ def _list(args: argparse.Namespace) -> int:
             cached = " (cached list)" if st.state != "ready" and st.tools else ""
             line = f"{st.name:<16} {st.state:<9} {st.tools:>3} tools{cached}  {st.target}"
             print(line)
-            if st.error:
+            if st.state == "starting":  # it never answered the handshake in time
+                print(
+                    f"  error: no answer within {args.timeout:g} s "
+                    "(a slow server: panto mcp list --timeout SECONDS waits longer)"
+                )
+            elif st.error:
                 print(f"  error: {st.error}")
+            if st.state in ("starting", "failed") and stdio.get(st.name):
+                print(f"  its stderr: {source.log_dir / (st.name + '.log')}")
             if args.tools:
                 for d in source.decls():
                     if d.name.startswith(f"mcp__{st.name}__"):
@@ -114,8 +122,13 @@ def _add(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not LazyPattern(r"[A-Za-z0-9_-]+").fullmatch(name):
         parser.error(f"bad server name {name!r}: use letters, digits, _ and -")
     command = args.command
-    if bool(command) == bool(args.url):
+    if command and args.url:
         parser.error("give a command after -- (stdio) or --url URL (streamable HTTP), not both")
+    if not command and not args.url:
+        parser.error(
+            f"no server given: panto mcp add {name} -- COMMAND ARGS... (stdio) "
+            f"or panto mcp add {name} --url URL (streamable HTTP)"
+        )
     lines = [_header(name)]
     if command:
         lines.append("command = [" + ", ".join(json.dumps(c) for c in command) + "]")
