@@ -456,3 +456,29 @@ def test_usage_ledger_row(served: Served) -> None:
         row["cache_read_tokens"],
         row["cache_write_tokens"],
     ) == (11, 7, 100, 20)
+
+
+def test_a_request_without_a_model_says_it_is_missing(served: Served) -> None:
+    for route, body in (
+        ("/v1/chat/completions", {"messages": [{"role": "user", "content": "x"}]}),
+        ("/v1/messages", {"max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}),
+    ):
+        r = httpx.post(served.url + route, json=body)
+        assert r.status_code == 400
+        assert r.json()["error"]["message"] == "body.model: missing (a str is required)"
+
+
+def test_a_provider_without_a_key_tells_the_client_the_server_lacks_it(served: Served) -> None:
+    with pytest.raises(openai.NotFoundError) as e:
+        oa(served).chat.completions.create(
+            model="anthropic/claude-sonnet-4-5", messages=[{"role": "user", "content": "x"}]
+        )
+    msg = str(e.value)
+    assert "panto serve has no API key for provider 'anthropic'" in msg
+    assert "set ANTHROPIC_API_KEY in panto serve's environment" in msg and "restart" in msg
+    with pytest.raises(anthropic.NotFoundError) as e2:
+        an(served).messages.create(
+            model="openai/gpt-4.1", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+        )
+    assert "set OPENAI_API_KEY in panto serve's environment" in str(e2.value)
+    assert "client-key" not in served.log()

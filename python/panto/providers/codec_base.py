@@ -70,6 +70,8 @@ def require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where:
     value = obj.get(key)
     if not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        if key not in obj:  # a field left out is "missing", not "got NoneType"
+            raise RequestError(f"{where}.{key}: missing (a {names} is required)")
         raise RequestError(f"{where}.{key}: expected {names}, got {type(value).__name__}")
     return value
 

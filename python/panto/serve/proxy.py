@@ -180,6 +180,7 @@ class Proxy:
         if t is None:
             try:
                 cfg = self.config.with_model(spec)
+                _require_key(cfg)
                 provider = make_provider(cfg)
             except ConfigError as e:
                 raise ProxyError(404, f"model {spec!r}: {e}", "not_found_error") from None
@@ -499,3 +500,18 @@ def error_response(client_wire: str, e: ProxyError) -> tuple[int, dict[str, str]
         headers,
         error_body(client_wire, e.status, e.message, e.type),
     )
+
+
+def _require_key(cfg: Config) -> None:
+    """A missing upstream key is for whoever runs the server to fix, not
+    the client who reads the error: say so, and where the key goes."""
+    p = cfg.provider_config
+    try:
+        cfg.resolve_api_key()
+    except ConfigError:
+        fix = f"api_key in [providers.{p.name}]"
+        if p.api_key_env:
+            fix = f"{p.api_key_env} in panto serve's environment (or {fix})"
+        raise ConfigError(
+            f"panto serve has no API key for provider {p.name!r}: set {fix} and restart it"
+        ) from None
