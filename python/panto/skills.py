@@ -183,6 +183,10 @@ def _load(f: Path) -> tuple[Skill | None, list[str]]:
         return None, [f"skill {f}: cannot read it ({e.strerror or e}); skipped"]
     head, _ = _split(text)
     if head is None:
+        if text.lstrip("\ufeff").split("\n", 1)[0].strip() == "---":
+            return None, [
+                f"skill {f}: front matter not closed (add a line '---' after it); skipped"
+            ]
         return None, [f"skill {f}: no front matter (--- name: ... description: ... ---); skipped"]
     try:
         meta = parse_front_matter(head)
@@ -427,6 +431,15 @@ def expand_command(skills: Skills, line: str) -> str | None:
     skill = skills.get(name)
     if skill is None:
         known = ", ".join(skills.names) or "none found"
+        if not name:
+            raise LookupError(
+                f"{COMMAND_PREFIX} needs a skill's name: /skill:NAME ARGS (skills: {known})"
+            )
+        # a skill of that folder that was skipped: say why, not "unknown"
+        folder = f"{os.sep}{name}{os.sep}SKILL.md:"
+        why = next((w for w in skills.warnings if folder in w and w.endswith("skipped")), None)
+        if why is not None:
+            raise LookupError(f"{why} (fix the file to run /skill:{name})")
         raise LookupError(
             f"unknown skill {name!r} (skills: {known}; see `panto config system-prompt`)"
         )

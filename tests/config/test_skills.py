@@ -117,6 +117,7 @@ def test_lenient_validation_warns_and_never_raises(tmp_path: Path) -> None:
     skill(d, "Bad--Name", "Odd name but usable.")
     long_desc = skill(d, "long", "x" * 2000)
     write(d / "nofront" / "SKILL.md", "just text, no front matter\n")
+    write(d / "unclosed" / "SKILL.md", "---\nname: unclosed\ndescription: d\nbody\n")
     skill(d, "folded", ">\n  Spans\n  two lines.")
     found = sk.discover(tmp_path, project=False, paths=[str(d)], env={"HOME": str(tmp_path)})
     assert found.names == ["Bad--Name", "folded", "long"]
@@ -127,6 +128,8 @@ def test_lenient_validation_warns_and_never_raises(tmp_path: Path) -> None:
     assert "'Bad--Name' should be 1-64 lowercase" in joined
     assert f"skill {long_desc}: description is 2000 characters" in joined
     assert "nofront" in joined and "no front matter" in joined
+    unclosed = d / "unclosed" / "SKILL.md"
+    assert f"skill {unclosed}: front matter not closed (add a line '---' after it)" in joined
 
 
 def test_three_hundred_skills_stay_within_the_budget(tmp_path: Path) -> None:
@@ -227,3 +230,35 @@ def test_front_matter_subset() -> None:
         sk.parse_front_matter("  indented: x")
     with pytest.raises(ValueError, match="unterminated"):
         sk.parse_front_matter("a: 'oops")
+
+
+def test_skill_command_without_a_name_or_for_a_skipped_skill_says_why(
+    tmp_path: Path, user_dir: Path
+) -> None:
+    """``/skill:`` alone names the form; ``/skill:NAME`` of a skill panto
+    skipped says why it was skipped, not "unknown skill"."""
+    skill(user_dir / "skills", "good", "A good skill.")
+    write(user_dir / "skills" / "broken" / "SKILL.md", "---\nname: broken\nno end\n")
+    env = {**os.environ, "PANTO_STARTUP_CACHE": "0"}
+
+    def run(prompt: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "panto", "-p", prompt, "--model", "mock/anthropic"]
+            + ["--no-session"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+
+    r = run("/skill:")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        "panto: /skill: needs a skill's name: /skill:NAME ARGS (skills: good)"
+    )
+    r = run("/skill:broken x")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert "broken/SKILL.md: front matter not closed" in last, r.stderr
+    assert last.endswith("(fix the file to run /skill:broken)")
