@@ -198,3 +198,18 @@ def test_panto_extensions_says_why_the_projects_are_missing(
     panto(repo, child_env, "trust")
     r = panto(repo, child_env, "extensions")
     assert "repo.helper" in r.stdout and "trust" not in r.stderr
+
+
+def test_trust_help_names_what_trust_unlocks_and_where_it_is_kept(
+    tmp_path: Path, child_env: dict[str, str]
+) -> None:
+    r = panto(tmp_path, child_env, "trust", "--help")
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    for what in ("MCP servers", ".mcp.json", "skills", "[serve]", "sandbox"):
+        assert what in text, what
+    assert "trusted.json" in text and "PANTO_TRUST_ALL=1" in text
+    assert "panto -p never asks" in text
+    empty = panto(tmp_path, child_env, "trust", "--list")
+    assert empty.returncode == 0 and empty.stdout == ""
+    assert empty.stderr.strip() == "panto trust: no projects trusted or declined yet"

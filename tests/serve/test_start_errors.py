@@ -43,3 +43,18 @@ def test_a_host_that_does_not_resolve_is_one_line(isolated_home: Path, tmp_path:
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
     assert "'no-such-host.invalid'" in lines[0] and "such as 127.0.0.1" in lines[0]
+
+
+def test_help_says_where_models_keys_and_docs_are(isolated_home: Path, tmp_path: Path) -> None:
+    r = _serve(tmp_path, "--help")
+    assert r.returncode == 0
+    text = " ".join(r.stdout.split())
+    for what in (
+        "/v1/agent/sessions",
+        "PROVIDER/MODEL",
+        "ANTHROPIC_API_KEY",
+        "PANTO_SERVE_KEYS",
+        "mock/anthropic",
+        "docs/serve.md",
+    ):
+        assert what in text, what

@@ -24,7 +24,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="panto serve",
         description="Serve /v1/chat/completions and /v1/messages in front of panto's "
         "configured providers (either wire to either wire), plus /v1/models, "
-        "/v1/messages/count_tokens and health routes.",
+        "/v1/messages/count_tokens and health routes; /v1/agent/sessions runs the coding "
+        "agent itself.",
+        epilog="A request's model is PROVIDER/MODEL (GET /v1/models lists them) or a "
+        "[serve.models.NAME] alias; upstream keys come from panto's provider config and "
+        "environment (ANTHROPIC_API_KEY, OPENAI_API_KEY). With no client keys "
+        "([serve.keys.NAME] or PANTO_SERVE_KEYS) it binds loopback only and accepts any key. "
+        "The first line printed is the address; SIGTERM or Ctrl-C lets streams in flight "
+        "finish (up to [serve] drain_timeout). Try it offline with model mock/anthropic. "
+        "See docs/serve.md.",
     )
     p.add_argument("--host", help="address to bind (default [serve] host: 127.0.0.1)")
     p.add_argument("--port", type=int, help="port (default [serve] port: 8765; 0 takes a free one)")

@@ -22,8 +22,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="panto trust",
         description="Trust a project: its .panto/config.toml applies in full (providers, "
-        "base URLs, extensions, hooks, permission rules) and its .panto/extensions/ and "
-        ".panto/tools/ load. Until then panto ignores those (AGENTS.md is always read).",
+        "base URLs, extensions, hooks, MCP servers, [serve], permission rules, sandbox) and "
+        "its .panto/extensions/, .panto/tools/, skills and .mcp.json servers load. Until then "
+        "panto ignores those and says which (AGENTS.md is always read); the REPL asks once, "
+        "panto -p never asks.",
+        epilog="Answers are kept in $XDG_CONFIG_HOME/panto/trusted.json, by the project's "
+        "real path (a moved project is untrusted again). PANTO_TRUST_ALL=1 trusts every "
+        "project (CI, containers). See docs/security.md.",
     )
     p.add_argument(
         "dir",
@@ -60,7 +65,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.list:
             if args.dir:
                 usage_error("--list takes no DIR", "panto trust")
-            for e in trust.entries():
+            entries = trust.entries()
+            if not entries:  # stderr: stdout stays the (empty) tab-separated listing
+                print("panto trust: no projects trusted or declined yet", file=sys.stderr)
+            for e in entries:
                 state = "trusted" if e.trusted else "declined"
                 print(f"{e.path}\t{state}\t{e.at}")
             return 0
