@@ -49,6 +49,22 @@ def test_a_first_word_that_is_a_command_stays_a_command(env: Env, server: Script
     assert len(server.requests) == 1
 
 
+def test_a_mistyped_command_is_named_not_sent(env: Env, server: ScriptedServer) -> None:
+    """``panto serv`` is a typo of ``serve``, not a one-word prompt: one
+    line names the command and how to send the word anyway; no request."""
+    for args, meant in ((["serv"], "serve"), (["sesions", "--help"], "sessions")):
+        r = env.run(*args, input="")
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert r.stderr.strip() == (
+            f"panto: {args[0]!r} is not a command; did you mean `panto {meant}`? "
+            f"(`panto -- {args[0]}` sends it to the agent as a prompt)"
+        )
+    r = env.run(*scripted(env, server), "--", "serv", input="")
+    assert r.returncode == 0, r.stderr
+    assert user_texts(server.requests[-1].json) == ["serv"]
+    assert len(server.requests) == 1
+
+
 HELLO = """
 return {
   name = "me.hello",

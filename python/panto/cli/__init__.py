@@ -151,6 +151,25 @@ def _say(line: str) -> None:
         pass
 
 
+def _mistyped_command(args: list[str]) -> bool:
+    """``panto serv`` (alone, or before options): a command's name mistyped,
+    not a one-word prompt for the agent; say so (True) instead of starting
+    the agent and sending it.  ``panto -- serv`` sends it all the same."""
+    word = args[0]
+    if word.startswith("-") or (len(args) > 1 and not args[1].startswith("-")):
+        return False
+    import difflib
+
+    close = difflib.get_close_matches(word, [*COMMANDS, "chat"], n=1, cutoff=0.85)
+    if not close:
+        return False
+    _say(
+        f"panto: {word!r} is not a command; did you mean `panto {close[0]}`? "
+        f"(`panto -- {word}` sends it to the agent as a prompt)"
+    )
+    return True
+
+
 def _dispatch(args: list[str]) -> int:
     if args and args[0] in ("-h", "--help", "help") and len(args) == 1:
         sys.stdout.write(_help())
@@ -180,6 +199,8 @@ def _dispatch(args: list[str]) -> int:
             return int(mod.main(args[1:]) or 0)  # type: ignore[attr-defined]
         if args and args[0] == "chat":
             args = args[1:]
+        elif args and _mistyped_command(args):
+            return 2
         mod = _load(CHAT_MODULE, "the agent (`panto` / `panto -p`)")
         if mod is None:
             return 2
