@@ -156,7 +156,9 @@ def _mistyped_command(args: list[str]) -> bool:
     not a one-word prompt for the agent; say so (True) instead of starting
     the agent and sending it.  ``panto -- serv`` sends it all the same."""
     word = args[0]
-    if word.startswith("-") or (len(args) > 1 and not args[1].startswith("-")):
+    if word.startswith("-") or len(word.split()) != 1 or len(word) > 16:
+        return False  # an option, or a prompt of words (``panto "fix the test"``)
+    if len(args) > 1 and not args[1].startswith("-"):
         return False
     import difflib
 
