@@ -23,6 +23,7 @@ another freed.
     python bench/host.py                 # N = 1, 16, 64, 256; ~1-2 min
     python bench/host.py --n 1 16 --quick
     python bench/host.py --loop uvloop   # both clients on uvloop (panto[uvloop])
+    python bench/host.py --warm          # on the N connections a first round left open
 
 Targets (issue 24) at N = 256: >= 200k events/s per core in a burst, >= 95%
 of the ideal rate and a time-to-first-event p99 <= 100 ms when paced,
@@ -51,6 +52,10 @@ TOKEN = 4
 
 #: the event loop the runs use (``--loop``): "asyncio" or "uvloop"
 LOOP = "asyncio"
+#: ``--warm``: a measured run follows an unmeasured one of the same N on the
+#: same loop and clients, so the N connections are kept alive already (a
+#: long-running host's steady state: no connects)
+WARM = False
 
 
 def run_loop(main: Awaitable[Result]) -> Result:
@@ -165,7 +170,12 @@ def panto_run(base_url: str, n: int, server: int = 0) -> Result:
             out.append(Stream(one))
         return out
 
-    return run_loop(_measure(n, start, server))
+    async def run() -> Result:
+        if WARM:  # (agents without a host share the process's clients per loop)
+            await _measure(n, start, 0)
+        return await _measure(n, start, server)
+
+    return run_loop(run())
 
 
 def openai_run(base_url: str, n: int, server: int = 0) -> Result:
@@ -174,8 +184,9 @@ def openai_run(base_url: str, n: int, server: int = 0) -> Result:
     clients: list[openai.AsyncOpenAI] = []
 
     async def start() -> list[Stream]:
-        client = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0)
-        clients.append(client)
+        if not clients:  # one client, as it is used (both rounds with --warm)
+            clients.append(openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0))
+        client = clients[0]
         out = []
         for _ in range(n):
 
@@ -197,6 +208,8 @@ def openai_run(base_url: str, n: int, server: int = 0) -> Result:
 
     async def run() -> Result:
         try:
+            if WARM:
+                await _measure(n, start, 0)
             return await _measure(n, start, server)
         finally:
             for c in clients:
@@ -226,20 +239,22 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def child(client: str, n: int, url: str, server: int, loop: str) -> None:
+def child(client: str, n: int, url: str, server: int, loop: str, warm: bool) -> None:
     """One measured run in this (fresh) process, after one warm-up stream
     (imports, caches); prints its Result as JSON."""
-    global LOOP
+    global LOOP, WARM
     LOOP = loop
     run = panto_run if client == "panto" else openai_run
     run(url, 1)
+    WARM = warm
     print(json.dumps(asdict(run(url, n, server))), flush=True)
 
 
 def measure(client: str, n: int, url: str, server: int) -> Result:
     """A run of ``client`` at ``n`` in a process of its own."""
     out = subprocess.run(
-        [sys.executable, str(HERE), "--child", client, str(n), url, str(server), LOOP],
+        [sys.executable, str(HERE), "--child", client, str(n), url, str(server), LOOP]
+        + (["warm"] if WARM else ["cold"]),
         capture_output=True,
         text=True,
         check=False,
@@ -260,14 +275,19 @@ def main(argv: list[str] | None = None) -> int:
         default="asyncio",
         help="the event loop of both clients' runs (uvloop: pip install 'panto[uvloop]')",
     )
-    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--warm",
+        action="store_true",
+        help="measure a second round of N streams on kept-alive connections (both clients)",
+    )
+    ap.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         c = args.child
-        child(c[0], int(c[1]), c[2], int(c[3]), c[4])
+        child(c[0], int(c[1]), c[2], int(c[3]), c[4], c[5] == "warm")
         return 0
-    global LOOP
-    LOOP = args.loop
+    global LOOP, WARM
+    LOOP, WARM = args.loop, args.warm
     if LOOP == "uvloop":
         try:
             import uvloop  # noqa: F401
@@ -279,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
         f"load {os.getloadavg()[0]:.1f}, loop: {LOOP}"
+        + (", warm: kept-alive connections from an unmeasured round of N" if WARM else "")
     )
     try:
         import openai  # noqa: F401 - the bench extra
@@ -332,6 +353,12 @@ def main(argv: list[str] | None = None) -> int:
         " last one's end (M events a stream)\nsrv%: the server process's CPU over that"
         " wall clock (% of one core, in 10 ms ticks)\nKB/stream: peak RSS over the"
         " baseline, sampled every 20 ms; every (client, N) runs in a fresh process"
+        + (
+            " (--warm: the first round's memory is reused, so KB/stream says little;"
+            " take it from a run without --warm)"
+            if WARM
+            else ""
+        )
     )
     return 0
 
