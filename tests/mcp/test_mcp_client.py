@@ -425,6 +425,15 @@ def test_panto_mcp_list_says_why_a_server_is_not_ready(tmp_path: Path) -> None:
     r = panto("add", "nothing")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "no server given: panto mcp add nothing -- COMMAND" in r.stderr, r.stderr
+    r = panto("add", "web", "--url", "example.com/mcp")
+    assert r.returncode == 2 and "--url 'example.com/mcp': expected an http" in r.stderr
+    r = panto("add", "gone", "--", "/no/such/mcp-server")
+    assert r.returncode == 0  # added: it may be installed later
+    assert r.stderr.strip() == (
+        "panto mcp: warning: '/no/such/mcp-server' is no program here (not on PATH, not an executable file); install it, "
+        "or give its full path (panto mcp remove gone, then add again)"
+    )
+    assert panto("remove", "gone").returncode == 0
     assert panto("add", "mute", "--", "sleep", "600").returncode == 0
     crash = "echo boom-on-stderr >&2; exit 3"
     assert panto("add", "crash", "--", "sh", "-c", crash).returncode == 0

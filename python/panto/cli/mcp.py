@@ -129,6 +129,8 @@ def _add(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             f"no server given: panto mcp add {name} -- COMMAND ARGS... (stdio) "
             f"or panto mcp add {name} --url URL (streamable HTTP)"
         )
+    if args.url and not args.url.startswith(("http://", "https://")):
+        parser.error(f"--url {args.url!r}: expected an http:// or https:// URL")
     lines = [_header(name)]
     if command:
         lines.append("command = [" + ", ".join(json.dumps(c) for c in command) + "]")
@@ -164,6 +166,15 @@ def _add(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not _write_checked(f, old, new):
         return 2
     print(f"added MCP server {name} to {f}")
+    if command:
+        import shutil
+
+        if shutil.which(command[0]) is None:  # added all the same: it may be installed later
+            print(
+                f"panto mcp: warning: {command[0]!r} is no program here (not on PATH, not an executable file); "
+                f"install it, or give its full path (panto mcp remove {name}, then add again)",
+                file=sys.stderr,
+            )
     return 0
 
 
