@@ -252,3 +252,50 @@ def test_waiting_permission_requests_do_not_hold_up_other_sessions(
     events = read_events(server, plain, A, "turn.completed", timeout=30)
     assert "not-held-up" in json.dumps(events)
     assert time.monotonic() - t0 < 5
+
+
+def test_sigterm_ends_event_streams_once_their_turn_is_done(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """An open ``/events`` stream never ends by itself: on SIGTERM the one
+    of an idle session ends at once and the one of a running turn after
+    that turn, so the server exits well inside ``drain_timeout`` (not
+    after it, with a cancelled task's traceback)."""
+    import signal
+
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "panto" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text("[serve]\ndrain_timeout = 40\n")
+    proc, url, err = start_serve({**os.environ, "PANTO_STARTUP_CACHE": "0"}, tmp_path)
+    try:
+        idle = create(url, {}, tmp_path)
+        busy = create(url, {}, tmp_path)
+        streams: dict[str, str] = {}
+
+        def watch(sid: str) -> None:
+            with httpx.stream("GET", f"{url}/v1/agent/sessions/{sid}/events", timeout=60) as r:
+                streams[sid] = "".join(r.iter_text())
+
+        r = httpx.post(
+            f"{url}/v1/agent/sessions/{busy}/prompts",
+            json={"text": "call bash sleep 2; echo finished-after-sigterm"},
+        )
+        assert r.status_code == 202
+        threads = [threading.Thread(target=watch, args=(sid,)) for sid in (idle, busy)]
+        for t in threads:
+            t.start()
+        time.sleep(0.7)
+        assert httpx.get(f"{url}/v1/agent/sessions/{busy}").json()["state"] == "running"
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+        took = time.monotonic() - start
+        for t in threads:
+            t.join(10)
+        assert took < 15, f"SIGTERM took {took:.1f} s"
+        assert streams[idle] == ""  # nothing happened in it; ended cleanly
+        assert "finished-after-sigterm" in streams[busy]
+        assert streams[busy].rstrip().split("\n")[-2] == "event: turn.completed"
+        assert "Traceback" not in err.read_text()
+    finally:
+        stop(proc)

@@ -142,7 +142,14 @@ async def _serve(config: object, settings: object, sock: socket.socket) -> int:
         timeout_graceful_shutdown=int(settings.drain_timeout),
         lifespan="on",
     )
-    server = uvicorn.Server(uc)
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # before uvicorn waits for the connections: the agent event
+            # streams, which never end by themselves, end once idle
+            await app.state.end_event_streams()
+            await super().shutdown(sockets)
+
+    server = Server(uc)
     task = asyncio.ensure_future(_serve_until_stopped(server, sock))
     while not server.started and not task.done():
         await asyncio.sleep(0.02)

@@ -138,6 +138,8 @@ class AgentHub:
         self.sessions: dict[str, ServedSession] = {}
         self._ids = itertools.count(1)
         self.approval_pool = ApprovalPool()
+        #: shutdown began: event streams end once their session is idle
+        self.stopping = False
 
     async def create(
         self,
@@ -275,10 +277,26 @@ class AgentHub:
             async with s.changed:
                 if s.seq > after:
                     continue
+                if self.stopping and s.state != "running":
+                    return  # everything sent; the client reconnects with Last-Event-ID
+                # stopping with a turn running: look again soon (its end
+                # notifies before its task is done)
+                wait = 0.25 if self.stopping else heartbeat
                 try:
-                    await asyncio.wait_for(s.changed.wait(), heartbeat)
+                    await asyncio.wait_for(s.changed.wait(), wait)
                 except asyncio.TimeoutError:
-                    yield b": ping\n\n"
+                    if not self.stopping:
+                        yield b": ping\n\n"
+
+    async def end_event_streams(self) -> None:
+        """Shutdown began (SIGTERM): each event stream ends once its session
+        has no turn running.  An open stream never ends by itself, so
+        without this one idle watcher held the process for the whole
+        ``drain_timeout`` and was then cancelled with a traceback."""
+        self.stopping = True
+        for s in list(self.sessions.values()):
+            async with s.changed:
+                s.changed.notify_all()
 
     async def prompt(self, s: ServedSession, text: str, mode: str) -> dict[str, Any]:
         if mode not in ("reject", "steer", "follow_up"):

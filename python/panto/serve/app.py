@@ -277,6 +277,7 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
     app.state.proxy = proxy
     app.state.settings = settings
     app.state.serve = state
+    app.state.end_event_streams = hub.end_event_streams
     return ServeApp(app, hot)
 
 

@@ -140,6 +140,8 @@ class ReplicaHub:
         #: sessions whose lock this replica is letting go of
         self._closing: dict[str, asyncio.Event] = {}
         self.approval_pool = ApprovalPool()
+        #: shutdown began: event streams end once this replica runs no turn of theirs
+        self.stopping = False
 
     # -- the database ----------------------------------------------------------------
 
@@ -229,6 +231,13 @@ class ReplicaHub:
             except Exception as e:  # noqa: BLE001 - PostgreSQL away: try again
                 log.debug("LISTEN %s: %s", CHANNEL, e)
                 await asyncio.sleep(1.0)
+
+    async def end_event_streams(self) -> None:
+        """Shutdown began (SIGTERM): each event stream ends once this
+        replica runs no turn of its session (``AgentHub.end_event_streams``)."""
+        self.stopping = True
+        for sid in list(self._bells):
+            self._ring(sid)
 
     def _ring(self, sid: str) -> None:
         bell = self._bells.pop(sid, None)
@@ -656,6 +665,8 @@ class ReplicaHub:
             if rows:
                 quiet = 0.0
                 continue
+            if self.stopping and m.id not in self.runs:
+                return  # everything sent; the client reconnects (to another replica)
             try:
                 await asyncio.wait_for(bell.wait(), POLL)
             except asyncio.TimeoutError:
