@@ -142,6 +142,7 @@ async def _serve(config: object, settings: object, sock: socket.socket) -> int:
         timeout_graceful_shutdown=int(settings.drain_timeout),
         lifespan="on",
     )
+
     class Server(uvicorn.Server):
         async def shutdown(self, sockets: Any = None) -> None:
             # before uvicorn waits for the connections: the agent event
