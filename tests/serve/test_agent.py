@@ -299,3 +299,50 @@ def test_sigterm_ends_event_streams_once_their_turn_is_done(
         assert "Traceback" not in err.read_text()
     finally:
         stop(proc)
+
+
+def test_a_replay_is_one_write_so_a_client_gone_mid_replay_is_no_log_noise(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """A watcher's replay is one write (one HTTP chunk), not one per event:
+    a client gone mid-replay got one failed write and nothing in the log,
+    where before each later event was a "socket.send() raised exception."
+    line (the loop never ran between the writes to notice); the session
+    goes on."""
+    import socket
+
+    proc, url, err = start_serve({**os.environ, "PANTO_STARTUP_CACHE": "0"}, tmp_path)
+    try:
+        sid = create(url, {}, tmp_path)
+        for i in range(3):
+            r = httpx.post(
+                f"{url}/v1/agent/sessions/{sid}/prompts", json={"text": f"call bash echo {i}"}
+            )
+            assert r.status_code == 202
+            read_events(url, sid, {}, "turn.completed", count=i + 1)
+        last = httpx.get(f"{url}/v1/agent/sessions/{sid}").json()["last_event_id"]
+        assert last > 40
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as c:
+            c.sendall(f"GET /v1/agent/sessions/{sid}/events HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            data = b""
+            while f"id: {last}\n".encode() not in data:
+                more = c.recv(65536)
+                assert more, data
+                data += more
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert b"transfer-encoding: chunked" in head.lower()
+        chunks = 0
+        while body and f"id: {last}\n".encode() in body:
+            size, _, rest = body.partition(b"\r\n")
+            body = rest[int(size, 16) + 2 :]
+            chunks += 1
+        assert chunks == 1, f"the replay of {last} events came in {chunks} writes"
+        time.sleep(0.5)
+        r = httpx.post(f"{url}/v1/agent/sessions/{sid}/prompts", json={"text": "still here"})
+        assert r.status_code == 202
+        read_events(url, sid, {}, "turn.completed", count=4)
+        assert "socket.send() raised exception" not in err.read_text()
+    finally:
+        stop(proc)

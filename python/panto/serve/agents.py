@@ -271,9 +271,15 @@ class AgentHub:
         comes; a comment line every ``heartbeat`` seconds of quiet keeps
         proxies from closing an idle stream."""
         while True:
-            for seq, name, data in s.since(after):
-                yield f"id: {seq}\nevent: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
-                after = seq
+            for batch in _batches(s.since(after)):
+                # one write a batch: a client gone mid-replay costs one failed
+                # write, not one (and a "socket.send() raised exception." line
+                # each) per event, since the loop never ran between them
+                yield b"".join(
+                    f"id: {seq}\nevent: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+                    for seq, name, data in batch
+                )
+                after = batch[-1][0]
             async with s.changed:
                 if s.seq > after:
                     continue
@@ -284,9 +290,14 @@ class AgentHub:
                 wait = 0.25 if self.stopping else heartbeat
                 try:
                     await asyncio.wait_for(s.changed.wait(), wait)
+                    continue
                 except asyncio.TimeoutError:
-                    if not self.stopping:
-                        yield b": ping\n\n"
+                    pass
+            # the ping outside the lock: a client gone while it is written
+            # leaves this generator suspended until collected, and suspended
+            # inside the lock it would block every emit of the session
+            if not self.stopping:
+                yield b": ping\n\n"
 
     async def end_event_streams(self) -> None:
         """Shutdown began (SIGTERM): each event stream ends once its session
@@ -405,6 +416,11 @@ class AgentHub:
                 log.debug("closing session %s: %s", s.id, e)
         self.sessions.clear()
         self.approval_pool.close()
+
+
+def _batches(events: list[Any], size: int = 256) -> list[list[Any]]:
+    """``events`` in runs of at most ``size``: one SSE write each."""
+    return [events[i : i + size] for i in range(0, len(events), size)]
 
 
 def messages_json(s: ServedSession) -> list[dict[str, Any]]:

@@ -659,9 +659,12 @@ class ReplicaHub:
                 "WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT 1000",
                 (m.id, after),
             )
-            for seq, name, data in rows:
-                yield f"id: {seq}\nevent: {name}\ndata: {data}\n\n".encode()
-                after = seq
+            if rows:  # one write for the rows (see AgentHub.events)
+                yield b"".join(
+                    f"id: {seq}\nevent: {name}\ndata: {data}\n\n".encode()
+                    for seq, name, data in rows
+                )
+                after = rows[-1][0]
             if rows:
                 quiet = 0.0
                 continue
