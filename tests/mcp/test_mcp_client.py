@@ -376,15 +376,20 @@ def test_names_and_schemas() -> None:
     }
 
 
+def panto_mcp(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``panto mcp ARGS`` in ``cwd``, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "panto", "mcp", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 def test_panto_mcp_add_list_remove(tmp_path: Path) -> None:
     def panto(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "panto", "mcp", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return panto_mcp(tmp_path, *args)
 
     cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "panto" / "config.toml"
     r = panto("add", "demo", "--env", "X=1", "--", sys.executable, DEMO)
@@ -414,13 +419,7 @@ def test_panto_mcp_list_says_why_a_server_is_not_ready(tmp_path: Path) -> None:
     happened and where its stderr went; ``add`` without a server says how."""
 
     def panto(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "panto", "mcp", *args],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return panto_mcp(tmp_path, *args)
 
     r = panto("add", "nothing")
     assert r.returncode == 2 and "Traceback" not in r.stderr
