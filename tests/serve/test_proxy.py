@@ -482,3 +482,28 @@ def test_a_provider_without_a_key_tells_the_client_the_server_lacks_it(served: S
         )
     assert "set OPENAI_API_KEY in panto serve's environment" in str(e2.value)
     assert "client-key" not in served.log()
+
+
+def test_a_base_url_with_or_without_v1_by_mistake_says_which(served: Served) -> None:
+    """The usual slip: an OpenAI client without /v1, an Anthropic client
+    with it.  Both SDKs raise NotFoundError naming the route to use."""
+    with pytest.raises(openai.NotFoundError) as e:
+        openai.OpenAI(base_url=served.url, api_key="k", max_retries=0).chat.completions.create(
+            model="fast", messages=[{"role": "user", "content": "x"}]
+        )
+    assert "did you mean /v1/chat/completions? (an OpenAI client's base_url ends in /v1)" in str(
+        e.value
+    )
+    with pytest.raises(anthropic.NotFoundError) as e2:
+        anthropic.Anthropic(
+            base_url=served.url + "/v1", api_key="k", max_retries=0
+        ).messages.create(model="smart", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+    assert "did you mean /v1/messages? (an Anthropic client's base_url has no /v1)" in str(e2.value)
+    r = httpx.get(served.url + "/v1/messages")
+    assert r.status_code == 405
+    assert r.json()["error"]["message"] == (
+        "GET /v1/messages: this route does not take GET (see GET /openapi.json)"
+    )
+    r = httpx.get(served.url + "/nope")
+    assert r.status_code == 404 and "GET /openapi.json" in r.json()["error"]["message"]
+    assert not served.anthropic_up.requests and not served.openai_up.requests

@@ -273,7 +273,26 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
             await hub.aclose()
             ledger.close()
 
-    app = Starlette(routes=routes, lifespan=life)
+    paths = {r.path for r in routes}
+
+    async def no_route(request: Request, exc: Any) -> Response:
+        """An unknown path or method, in the client's wire shape, with the
+        likely fix: a base URL with or without its /v1 is the usual slip."""
+        wire = ANTHROPIC if "anthropic-version" in request.headers else OPENAI
+        path, method = request.url.path, request.method
+        if getattr(exc, "status_code", 404) == 405:
+            message = f"{method} {path}: this route does not take {method} (see GET /openapi.json)"
+            return wire_error(wire, 405, message, "invalid_request_error")
+        message = f"no route {method} {path}"
+        if "/v1" + path in paths:
+            message += f"; did you mean /v1{path}? (an OpenAI client's base_url ends in /v1)"
+        elif path.startswith("/v1/v1/") and path[3:] in paths:
+            message += f"; did you mean {path[3:]}? (an Anthropic client's base_url has no /v1)"
+        else:
+            message += " (the routes: GET /openapi.json)"
+        return wire_error(wire, 404, message, "not_found_error")
+
+    app = Starlette(routes=routes, lifespan=life, exception_handlers={404: no_route, 405: no_route})
     app.state.proxy = proxy
     app.state.settings = settings
     app.state.serve = state
