@@ -446,3 +446,32 @@ def test_panto_mcp_list_says_why_a_server_is_not_ready(tmp_path: Path) -> None:
     assert "failed" in crashed and "its stderr: " in crashed, out
     log = Path(crashed.split("its stderr: ")[1].splitlines()[0])
     assert "boom-on-stderr" in log.read_text()
+
+
+def test_a_mcp_json_server_of_the_wrong_shape_is_one_warning(tmp_path: Path) -> None:
+    """``.mcp.json`` is not read through the config schema: a server whose
+    ``command`` is a number (a traceback before) or whose ``args`` is a
+    string is one warning naming the file, the server and the key; the
+    turn goes on."""
+    (tmp_path / ".git").mkdir()
+    env = {**os.environ, "PANTO_TRUST_ALL": "1", "PANTO_STARTUP_CACHE": "0"}
+    for server, expected in (
+        ({"command": 5}, "`command`: expected a string or an array of strings, got 5"),
+        ({"command": "x", "args": "y"}, '`args`: expected an array of strings, got "y"'),
+    ):
+        (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"a": server}}))
+        r = subprocess.run(
+            [sys.executable, "-m", "panto", "-p", "hi", "--model", "mock/anthropic"]
+            + ["--no-session"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        assert r.stdout.strip() == "You said: hi"
+        assert r.stderr.strip() == (
+            "panto: warning: MCP servers of .mcp.json not started: "
+            f"{tmp_path / '.mcp.json'}: mcp server 'a': {expected}"
+        )

@@ -131,8 +131,42 @@ def read_mcp_json(path: Path) -> list[ServerSpec]:
             )
         if "disabled" in t:
             t["enabled"] = not t.pop("disabled")
-        out.append(_spec(name, t, str(path)))
+        problem = _json_server_problem(t)
+        if problem is None:
+            try:
+                out.append(_spec(name, t, str(path)))
+            except (TypeError, ValueError) as e:  # a number that is not one, ...
+                problem = f"a value of the wrong type ({e})"
+        if problem is not None:
+            raise ConfigError(f"{path}: mcp server {name!r}: {problem}")
     return out
+
+
+#: the keys of a ``.mcp.json`` server and what each must be (the file is
+#: not read through the config schema)
+_JSON_KEYS: dict[str, tuple[type, ...]] = {
+    "command": (str, list),
+    "args": (list,),
+    "url": (str,),
+    "cwd": (str,),
+    "env": (dict,),
+    "headers": (dict,),
+}
+
+
+def _json_server_problem(t: Mapping[str, Any]) -> str | None:
+    """What is wrong with one ``.mcp.json`` server's keys, or None."""
+    names = {str: "a string", list: "an array of strings", dict: "an object"}
+    for key, kinds in _JSON_KEYS.items():
+        v = t.get(key)
+        if v is None:
+            continue
+        if not isinstance(v, kinds) or (
+            isinstance(v, list) and not all(isinstance(a, str) for a in v)
+        ):
+            expected = " or ".join(names[k] for k in kinds)
+            return f"`{key}`: expected {expected}, got {json.dumps(v)}"
+    return None
 
 
 def expand_env(value: str, env: Mapping[str, str] | None = None) -> str:
