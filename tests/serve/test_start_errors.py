@@ -58,3 +58,50 @@ def test_help_says_where_models_keys_and_docs_are(isolated_home: Path, tmp_path:
         "docs/serve.md",
     ):
         assert what in text, what
+
+
+def test_hash_key_on_a_terminal_does_not_echo_the_key(isolated_home: Path) -> None:
+    """``panto serve --hash-key`` typed at a terminal: a prompt, the key not
+    shown (a key on screen is in the scrollback), then its sha256."""
+    import pexpect
+
+    from panto.serve.settings import hash_key
+
+    env = {**os.environ, "PANTO_STARTUP_CACHE": "0"}
+    child = pexpect.spawn(
+        sys.executable, ["-m", "panto", "serve", "--hash-key"], env=env, encoding="utf-8"
+    )
+    try:
+        child.expect("key \\(not shown\\): ", timeout=60)
+        child.sendline("sk-typed-secret-0123")
+        child.expect(pexpect.EOF, timeout=30)
+        out = child.before
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "sk-typed-secret-0123" not in out
+    assert out.strip() == hash_key("sk-typed-secret-0123")
+
+
+def test_hash_key_from_a_pipe(isolated_home: Path, tmp_path: Path) -> None:
+    from panto.serve.settings import hash_key
+
+    r = subprocess.run(
+        [sys.executable, "-m", "panto", "serve", "--hash-key"],
+        input="piped-key\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == hash_key("piped-key")
+    empty = subprocess.run(
+        [sys.executable, "-m", "panto", "serve", "--hash-key"],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert empty.returncode == 2
+    assert empty.stderr.strip() == (
+        "panto serve: --hash-key: no key on stdin (panto serve --hash-key < key.txt)"
+    )

@@ -49,9 +49,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.hash_key:
         from ..serve.settings import hash_key
 
-        key = sys.stdin.readline().strip()
+        if sys.stdin.isatty():  # typed: not echoed to the screen (and its scrollback)
+            import getpass
+
+            try:
+                key = getpass.getpass("key (not shown): ").strip()
+            except (EOFError, KeyboardInterrupt):
+                key = ""
+        else:
+            key = sys.stdin.readline().strip()
         if not key:
-            usage_error("--hash-key: no key on stdin", "panto serve")
+            usage_error(
+                "--hash-key: no key on stdin (panto serve --hash-key < key.txt)", "panto serve"
+            )
         print(hash_key(key))
         return 0
     config = load_config("panto serve")
