@@ -631,7 +631,7 @@ def _open_mcp(
         return None
     from .mcp import open_source
 
-    return open_source(specs, env=env)
+    return open_source(specs, env=env, notify=note)
 
 
 # -- skills ------------------------------------------------------------------------

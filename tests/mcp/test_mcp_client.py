@@ -475,3 +475,34 @@ def test_a_mcp_json_server_of_the_wrong_shape_is_one_warning(tmp_path: Path) -> 
             "panto: warning: MCP servers of .mcp.json not started: "
             f"{tmp_path / '.mcp.json'}: mcp server 'a': {expected}"
         )
+
+
+def test_a_server_missing_at_the_first_turn_is_one_warning_each(tmp_path: Path) -> None:
+    """``panto -p`` with a server that cannot start and one that never
+    answers: each is one warning line saying why and what to run, and the
+    turn goes on without their tools."""
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "panto" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(
+        '[mcp.servers.gone]\ncommand = ["/no/such/server"]\n'
+        '[mcp.servers.mute]\ncommand = ["sleep", "600"]\nstartup_timeout = 1\n'
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "panto", "-p", "hi", "--model", "mock/anthropic", "--no-session"],
+        cwd=tmp_path,
+        env={**os.environ, "PANTO_STARTUP_CACHE": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0 and r.stdout.strip() == "You said: hi", r.stderr
+    lines = r.stderr.strip().splitlines()
+    hint = "; going on without its tools (panto mcp list shows its state and where its stderr went)"
+    assert any(
+        ln.startswith("panto: warning: MCP server gone failed to start (") and ln.endswith(hint)
+        for ln in lines
+    ), r.stderr
+    assert (
+        "panto: warning: MCP server mute did not answer within 1 s (startup_timeout)" + hint
+    ) in lines, r.stderr
+    assert "Traceback" not in r.stderr

@@ -16,11 +16,11 @@ __all__ = [
 ]
 
 
-def open_source(specs, *, env=None):  # type: ignore[no-untyped-def]
+def open_source(specs, *, env=None, notify=None):  # type: ignore[no-untyped-def]
     """An ``MCPToolSource`` for ``specs`` (its connections start in the
     background), with the tool-list cache and server logs in panto's dirs."""
     from ..paths import xdg_cache_home
     from .source import MCPToolSource
 
     root = xdg_cache_home(env) / "panto" / "mcp"
-    return MCPToolSource(specs, cache_dir=root, log_dir=root / "logs", env=env)
+    return MCPToolSource(specs, cache_dir=root, log_dir=root / "logs", env=env, notify=notify)

@@ -28,7 +28,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,6 +77,9 @@ class _Server:
         #: exposed name -> (the server's tool name, decl)
         self.tools: dict[str, tuple[str, ToolDecl]] = {}
         self.cached = False
+        #: the first turn has looked at this server (waited for it once,
+        #: said so when it is not there)
+        self.looked_at = False
         self.client: Any = None
         self.ready: asyncio.Event | None = None
         self.done: asyncio.Event | None = None
@@ -332,9 +335,12 @@ class MCPToolSource(ToolSource):
         cache_dir: Path,
         log_dir: Path,
         env: Mapping[str, str] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
 
         self.cache_dir = cache_dir
+        #: told (one line) when a server waited for at the first turn is not there
+        self.notify = notify
         self.log_dir = log_dir
         self.env = dict(os.environ if env is None else env)
         self.changed = False
@@ -408,14 +414,35 @@ class MCPToolSource(ToolSource):
     def decls(self) -> list[ToolDecl]:
         for s in self._servers.values():
             # a server never seen before: its tools are worth one wait
-            if s.spec.enabled and not s.cached and not s.connected_once.is_set():
+            if not s.spec.enabled or s.looked_at:
+                continue
+            s.looked_at = True
+            if not s.cached and not s.connected_once.is_set():
                 s.connected_once.wait(s.spec.startup_timeout)
                 s.cached = True  # waited once; later turns take what there is
+            self._missing(s)
         out: list[ToolDecl] = []
         for s in self._servers.values():
             if s.spec.enabled:
                 out += [d for _, d in s.tools.values()]
         return out
+
+    def _missing(self, s: _Server) -> None:
+        """Say so when the server just waited for is not there: without a
+        word the model simply lacked its tools (and a silent server cost
+        ``startup_timeout`` seconds on every run)."""
+        if self.notify is None or s.state not in ("failed", "starting"):
+            return
+        if s.state == "failed":
+            why = f"failed to start ({s.error or 'closed'})"
+        elif not s.connected_once.is_set() and not s.tools:  # waited for, in vain
+            why = f"did not answer within {s.spec.startup_timeout:g} s (startup_timeout)"
+        else:
+            return  # starting, its cached tools offered meanwhile
+        self.notify(
+            f"MCP server {s.spec.name} {why}; going on without its tools "
+            "(panto mcp list shows its state and where its stderr went)"
+        )
 
     def _route(self, exposed: str) -> tuple[_Server, str] | None:
         for s in self._servers.values():
