@@ -346,3 +346,20 @@ def test_a_replay_is_one_write_so_a_client_gone_mid_replay_is_no_log_noise(
         assert "socket.send() raised exception" not in err.read_text()
     finally:
         stop(proc)
+
+
+def test_bad_session_fields_are_400s_naming_the_field(server: str, tmp_path: Path) -> None:
+    """A model or cwd that is not a string was a 500 with a traceback in the
+    log; a prompt without text now says it is missing."""
+    for body, message in (
+        ({"model": 5}, "model: expected a string (PROVIDER/MODEL), got 5"),
+        ({"cwd": ["/tmp"]}, "cwd: expected a string (a directory's path), got ['/tmp']"),
+    ):
+        r = httpx.post(f"{server}/v1/agent/sessions", json=body, headers=A)
+        assert r.status_code == 400 and r.json()["error"]["message"] == message, r.text
+    sid = create(server, A, tmp_path)
+    r = httpx.post(f"{server}/v1/agent/sessions/{sid}/prompts", json={"txt": "x"}, headers=A)
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == (
+        'text: expected a string (the prompt), missing: {"text": "..."}'
+    )

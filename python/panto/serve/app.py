@@ -170,6 +170,9 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
             timeout = body.get("approval_timeout", APPROVAL_TIMEOUT)
             if not isinstance(timeout, (int, float)) or not 0 < timeout <= 3600:
                 raise HubError(400, "approval_timeout: expected seconds, 0 < x <= 3600")
+            for key, what in (("model", "PROVIDER/MODEL"), ("cwd", "a directory's path")):
+                if body.get(key) is not None and not isinstance(body[key], str):
+                    raise HubError(400, f"{key}: expected a string ({what}), got {body[key]!r}")
             s = await hub.create(
                 owner,
                 body.get("model"),
@@ -208,7 +211,8 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
         body = await json_body(request)
         text = body.get("text")
         if not isinstance(text, str):
-            raise HubError(400, "text: expected a string")
+            got = "missing" if "text" not in body else f"got {text!r}"
+            raise HubError(400, f'text: expected a string (the prompt), {got}: {{"text": "..."}}')
         out = await hub.prompt(s, text, str(body.get("mode", "follow_up")))
         return JSONResponse(out, 202)
 
