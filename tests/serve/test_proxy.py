@@ -507,3 +507,30 @@ def test_a_base_url_with_or_without_v1_by_mistake_says_which(served: Served) -> 
     r = httpx.get(served.url + "/nope")
     assert r.status_code == 404 and "GET /openapi.json" in r.json()["error"]["message"]
     assert not served.anthropic_up.requests and not served.openai_up.requests
+
+
+def test_tools_and_stop_of_the_wrong_type_are_400s(served: Served) -> None:
+    """They were 500s with a traceback in the log (``tools: 5`` in the
+    parser, ``stop: 5`` when carried across wires)."""
+    msgs = [{"role": "user", "content": "x"}]
+    for route, body, message in (
+        (
+            "/v1/chat/completions",
+            {"model": "smart", "messages": msgs, "tools": 5},
+            "body.tools: expected an array of tools, got int",
+        ),
+        (
+            "/v1/messages",
+            {"model": "fast", "max_tokens": 5, "messages": msgs, "tools": {"a": 1}},
+            "body.tools: expected an array of tools, got dict",
+        ),
+        (
+            "/v1/chat/completions",
+            {"model": "smart", "messages": msgs, "stop": 5},
+            "body.stop: expected a string or an array of strings",
+        ),
+    ):
+        r = httpx.post(served.url + route, json=body)
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["message"] == message
+    assert "Traceback" not in served.log()

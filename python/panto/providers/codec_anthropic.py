@@ -31,7 +31,7 @@ from ..events import (
     ToolDetails,
 )
 from ..tools import ToolDecl
-from .codec_base import ParsedRequest, RequestError, dumps, require
+from .codec_base import ParsedRequest, RequestError, dumps, require, tool_list
 from .codec_base import wire_stop as stop_reasons
 
 __all__ = ["STOP_REASONS", "AnthropicEncoder", "parse_request", "response_body", "wire_stop"]
@@ -367,7 +367,7 @@ def parse_request(body: dict[str, Any]) -> ParsedRequest:
             raise RequestError(f"{w}.role: expected 'user' or 'assistant', got {role!r}")
     tools: list[ToolDecl] = []
     extra: list[dict[str, Any]] = []
-    for j, t in enumerate(body.pop("tools", None) or []):
+    for j, t in enumerate(tool_list(body)):
         if not isinstance(t, dict):
             raise RequestError(f"body.tools[{j}]: expected an object")
         t = _strip_cache(t, cached)

@@ -13,7 +13,7 @@ from ..errors import ProviderError
 from ..events import Event
 from ..tools import ToolDecl
 
-__all__ = ["ParsedRequest", "RequestError", "StreamEncoder", "dumps", "require", "wire_stop"]
+__all__ = ["ParsedRequest", "RequestError", "StreamEncoder", "dumps", "require", "tool_list", "wire_stop"]
 
 
 class RequestError(ProviderError):
@@ -74,6 +74,14 @@ def require(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where:
             raise RequestError(f"{where}.{key}: missing (a {names} is required)")
         raise RequestError(f"{where}.{key}: expected {names}, got {type(value).__name__}")
     return value
+
+
+def tool_list(body: dict[str, Any]) -> list[Any]:
+    """``body["tools"]`` taken out of a request: a list, or a clear RequestError."""
+    tools = body.pop("tools", None) or []
+    if not isinstance(tools, list):
+        raise RequestError(f"body.tools: expected an array of tools, got {type(tools).__name__}")
+    return tools
 
 
 def wire_stop(

@@ -30,7 +30,7 @@ from ..events import (
     ToolDetails,
 )
 from ..tools import ToolDecl
-from .codec_base import ParsedRequest, RequestError, dumps, require
+from .codec_base import ParsedRequest, RequestError, dumps, require, tool_list
 from .codec_base import wire_stop as stop_reasons
 from .openai_chat import TOOL_IMAGES_HEADER, TOOL_IMAGES_NOTE
 
@@ -354,7 +354,7 @@ def parse_request(body: dict[str, Any]) -> ParsedRequest:
         msgs.insert(0, Message("system", (Text("\n\n".join(system)),)))
     tools: list[ToolDecl] = []
     extra: list[dict[str, Any]] = []
-    for j, t in enumerate(body.pop("tools", None) or []):
+    for j, t in enumerate(tool_list(body)):
         fn = t.get("function") if isinstance(t, dict) else None
         if isinstance(fn, dict):
             tools.append(

@@ -458,9 +458,16 @@ def _carry_options(body: dict[str, Any], parsed: ParsedRequest, upstream: str, c
     for f in ("temperature", "top_p"):
         if f in o:
             body[f] = o[f]
-    stop = o.get("stop") if client == "openai-chat" else o.get("stop_sequences")
+    field = "stop" if client == "openai-chat" else "stop_sequences"
+    stop = o.get(field)
     if stop:
-        stops = [stop] if isinstance(stop, str) else list(stop)
+        stops = [stop] if isinstance(stop, str) else stop
+        if not isinstance(stops, list) or not all(isinstance(x, str) for x in stops):
+            raise ProxyError(
+                400,
+                f"body.{field}: expected a string or an array of strings",
+                "invalid_request_error",
+            )
         body["stop_sequences" if upstream == "anthropic-messages" else "stop"] = stops
     choice = o.get("tool_choice")
     if choice is not None and parsed.tools:
