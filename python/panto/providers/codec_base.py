@@ -13,7 +13,15 @@ from ..errors import ProviderError
 from ..events import Event
 from ..tools import ToolDecl
 
-__all__ = ["ParsedRequest", "RequestError", "StreamEncoder", "dumps", "require", "tool_list", "wire_stop"]
+__all__ = [
+    "ParsedRequest",
+    "RequestError",
+    "StreamEncoder",
+    "dumps",
+    "require",
+    "tool_list",
+    "wire_stop",
+]
 
 
 class RequestError(ProviderError):
