@@ -105,3 +105,23 @@ def test_hash_key_from_a_pipe(isolated_home: Path, tmp_path: Path) -> None:
     assert empty.stderr.strip() == (
         "panto serve: --hash-key: no key on stdin (panto serve --hash-key < key.txt)"
     )
+
+
+def test_a_session_url_panto_cannot_use_stops_it_at_start(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """As ``panto -p`` does: before, it started, said it was ready, and
+    every agent session failed."""
+    env = {**os.environ, "PANTO_SESSION_URL": "bogus://x", "PANTO_STARTUP_CACHE": "0"}
+    r = subprocess.run(
+        [sys.executable, "-m", "panto", "serve", "--port", "0"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip() == (
+        "panto serve: unknown session store URL 'bogus://x': sqlite:///path or postgresql://..."
+    )

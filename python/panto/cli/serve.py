@@ -65,6 +65,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(hash_key(key))
         return 0
     config = load_config("panto serve")
+    url = config.session_url
+    if url and (
+        not url.startswith(("postgresql://", "postgres://", "sqlite:"))
+        or (url.startswith("sqlite://") and not url.startswith("sqlite:///"))
+    ):
+        # what panto -p refuses at start: here it started, said it was
+        # ready, and failed every agent session (the ledger fell back to JSONL)
+        from ..sessions.backends import SessionURLError, open_backend
+
+        try:
+            open_backend(config)
+        except SessionURLError as e:
+            usage_error(str(e), "panto serve")
     from ..errors import ConfigError
     from ..serve.settings import ServeSettings, is_loopback
 
