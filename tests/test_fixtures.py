@@ -315,3 +315,26 @@ def test_web_search_turn_round_trips_to_the_next_request():
     # the OpenAI wire has no place for them: only the text goes
     oa = json.loads(request("openai"))["messages"]
     assert oa[1] == {"role": "assistant", "content": "I'll search for that." + cited.text}
+
+
+def test_cli_decode_into_a_closed_pipe_stops_quietly(tmp_path):
+    """``panto decode big.sse | head -1``: no "Broken pipe" error line (the
+    decode loop's OSError handler caught it before panto's main could)."""
+    text = (FIXTURES / "anthropic_text.sse").read_text()
+    start, _, rest = text.partition("event: content_block_delta")
+    delta = (
+        'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,'
+        '"delta":{"type":"text_delta","text":"' + "x" * 200 + '"}}\n\n'
+    )
+    big = tmp_path / "big.sse"
+    big.write_text(start + delta * 5000 + "event: content_block_delta" + rest)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "panto", "decode", str(big)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout.readline().startswith(b'{"type":"message_start"')
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(60) == 141
+    assert err == b"", err

@@ -121,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(e.strerror or str(e))
     try:
         return _run(f, args.wire, args.chunk_size, fail)
+    except BrokenPipeError:
+        raise  # `panto decode x.sse | head`: panto's main stops quietly (141)
     except OSError as e:
         return fail(e.strerror or str(e))
     finally:
