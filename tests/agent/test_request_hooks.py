@@ -108,3 +108,50 @@ def test_a_hook_returning_nothing_leaves_the_bytes_alone() -> None:
         hooked = server.requests[0].body
     assert Quiet.calls == 1
     assert hooked == plain
+
+
+def test_run_async_calls_before_request_hooks_off_the_event_loop() -> None:
+    """A ``before_request`` hook may block (a Lua handler may sleep or call
+    out): with many sessions on one loop it must not run on the loop's
+    thread, where it would stall every other session."""
+    import asyncio
+    import threading
+
+    class Where(AgentHooks):
+        def __init__(self) -> None:
+            self.threads: list[int] = []
+
+        def before_request(self, request: Mapping[str, Any]) -> Mapping[str, Any] | None:
+            self.threads.append(threading.get_ident())
+            return None
+
+    where = Where()
+
+    async def main() -> int:
+        with ScriptedServer([Reply([Text("ok")])]) as server:
+            agent = Agent(_config(server, "anthropic-messages"))
+            agent.add_hooks(where)
+            await agent.asubmit_user_message("hi")
+            async for _ in agent.run_async():
+                pass
+            await agent.aclose()
+        return threading.get_ident()
+
+    loop_thread = asyncio.run(main())
+    assert len(where.threads) == 1
+    assert where.threads[0] != loop_thread, "before_request ran on the event loop's thread"
+
+
+def test_an_extension_http_provider_builds_its_request_off_the_loop() -> None:
+    """Its ``prepare`` is Lua (it may block): the async driver builds its
+    requests in a worker thread (``Provider.build_blocks``); a built-in
+    provider's on the loop."""
+    from types import SimpleNamespace
+
+    from panto.providers.anthropic import AnthropicProvider
+    from panto.providers.extension import _http_provider
+
+    cfg = Config(provider="anthropic", model="m", base_url="http://127.0.0.1:9", api_key=KEY)
+    ext = SimpleNamespace(name="x", origin="test", prepare=lambda info: {})
+    assert _http_provider(AnthropicProvider, ext, cfg).build_blocks  # type: ignore[arg-type]
+    assert not AnthropicProvider(cfg).build_blocks

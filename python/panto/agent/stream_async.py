@@ -103,7 +103,10 @@ class AsyncStream(io.Base):
                         end = await self._compact(turn)
                         if end is not None:
                             yield end
-                    req = turn.request()
+                    if turn.request_blocks():  # an extension's prepare or hook
+                        req = await io.run_blocking(turn.request)
+                    else:
+                        req = turn.request()
                     try:
                         async for ev in self._attempt(turn, req):
                             yield ev

@@ -91,7 +91,10 @@ class Stream(io.Base):
                         end = self._compact(turn)
                         if end is not None:
                             yield end
-                    req = turn.request()
+                    if turn.request_blocks():  # an extension's prepare or hook
+                        req = io.run_blocking(turn.request)
+                    else:
+                        req = turn.request()
                     try:
                         for ev in self._attempt(turn, req):
                             yield ev

@@ -387,6 +387,18 @@ class Turn:
         limit = int(min(cfg.compaction_threshold * window, window - cfg.compaction_reserve_tokens))
         return CompactionStart(used, limit, window)
 
+    def request_blocks(self) -> bool:
+        """Whether ``request()`` may block: it builds the request now and
+        an extension takes part (its provider's ``prepare``, a
+        ``before_request`` hook -- Lua handlers may sleep or call out), so
+        the async driver builds it in a worker thread, not on the loop."""
+        if self._request is not None:
+            return False
+        hooks = self.ctx.hooks
+        if hooks and hooks.wants("before_request"):
+            return True
+        return self.ctx.provider.build_blocks
+
     def request(self) -> PreparedRequest:
         """The request of this round's next attempt; the phase becomes
         STREAMING with an empty partial message."""

@@ -126,6 +126,9 @@ class Provider(ABC):
     ``ProviderSpec``, or from a ``Config`` (``ProviderSpec.from_config``)."""
 
     wire: str
+    #: whether ``build_request`` may block (an extension's Lua ``prepare``):
+    #: the async turn driver then builds the request off the event loop
+    build_blocks: bool = False
 
     def __init__(self, source: Config | ProviderSpec) -> None:
         spec = source if isinstance(source, ProviderSpec) else ProviderSpec.from_config(source)

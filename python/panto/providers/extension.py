@@ -60,6 +60,10 @@ def _http_provider(base: type[Provider], ext: ExtensionProvider, config: Config)
     class ExtensionHTTPProvider(base):  # type: ignore[valid-type,misc]
         """The wire's provider; ``prepare`` sets the URL, headers and key of each request."""
 
+        #: ``prepare`` is Lua (it may sleep or call out): the async driver
+        #: builds the request in a worker thread
+        build_blocks = True
+
         def build_request(self, messages: Sequence[Any], tools: Sequence[Any]) -> PreparedRequest:
             assert ext.prepare is not None
             self.api_key = None
