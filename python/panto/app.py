@@ -617,6 +617,22 @@ def mcp_servers(
     return specs
 
 
+def untrusted_mcp_note(config: Config) -> str | None:
+    """When the project's own MCP servers (``.mcp.json``, its
+    ``[mcp.servers]``) were left out because it is not trusted: one line
+    saying so and how to trust it (None otherwise).  For "no MCP servers"
+    answers, which would otherwise hide them."""
+    p = config.project
+    if p is None or p.trusted:
+        return None
+    if not any(k == ".mcp.json" or k.startswith("mcp.") for k, _ in p.ignored):
+        return None
+    return (
+        f"this project's MCP servers are not started: {p.root} is not trusted "
+        f"(to start them: panto trust {p.root})"
+    )
+
+
 def _open_mcp(
     config: Config, cwd: str, env: Mapping[str, str] | None, note: Callable[[str], None]
 ) -> Any:

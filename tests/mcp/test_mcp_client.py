@@ -356,6 +356,31 @@ def test_mcp_json_only_in_a_trusted_project(trusted: bool, tmp_path: Path) -> No
     assert (status is not None) is trusted
 
 
+def test_no_servers_in_an_untrusted_project_says_its_own_were_left_out(tmp_path: Path) -> None:
+    """``panto mcp list`` (and the REPL's ``/mcp``) in a project whose
+    ``.mcp.json`` was ignored: not just "no MCP servers configured", but
+    why, and how to trust it."""
+    from panto.app import untrusted_mcp_note
+    from panto.config import Config
+    from panto.policy.trust import set_trust
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"proj": {"command": sys.executable, "args": [DEMO]}}})
+    )
+    r = panto_mcp(tmp_path, "list")
+    assert r.returncode == 0, r.stderr
+    assert "no MCP servers configured" in r.stdout
+    assert "MCP servers are not started" in r.stderr and f"panto trust {tmp_path}" in r.stderr
+    assert "Traceback" not in r.stderr
+    assert untrusted_mcp_note(Config.load(cwd=str(tmp_path))) is not None
+    set_trust(tmp_path, True)
+    assert untrusted_mcp_note(Config.load(cwd=str(tmp_path))) is None
+    (tmp_path / ".mcp.json").unlink()
+    set_trust(tmp_path, False)
+    assert untrusted_mcp_note(Config.load(cwd=str(tmp_path))) is None  # nothing of its own
+
+
 def test_names_and_schemas() -> None:
     assert tool_name("my.server", "do it") == "mcp__my_server__do_it"
     long = tool_name("srv", "x" * 100)

@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from panto.app import mcp_servers
+    from panto.app import mcp_servers, untrusted_mcp_note
     from panto.mcp import open_source
 
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
@@ -78,6 +78,9 @@ def _list(args: argparse.Namespace) -> int:
         print(f"panto mcp: {n}", file=sys.stderr)
     if not specs:
         print("no MCP servers configured (add one: panto mcp add NAME -- COMMAND ARGS...)")
+        why = untrusted_mcp_note(config)
+        if why:
+            print(f"panto mcp: {why}", file=sys.stderr)
         return 0
     stdio = {spec.name: bool(spec.command) for spec in specs}
     source = open_source(specs)

@@ -472,7 +472,12 @@ class Interactive:
 
     def list_mcp(self) -> None:
         if self.mcp is None:
+            from ..app import untrusted_mcp_note
+
             print(self._dim("no MCP servers configured (panto mcp add NAME -- COMMAND ARGS...)"))
+            why = untrusted_mcp_note(self.agent.config)
+            if why:
+                print(self._dim(why))
             return
         for st in self.mcp.status():
             print(f"{st.name}  {st.state} · {st.tools} tools · {st.target}")
