@@ -363,3 +363,41 @@ def test_bad_session_fields_are_400s_naming_the_field(server: str, tmp_path: Pat
     assert r.json()["error"]["message"] == (
         'text: expected a string (the prompt), missing: {"text": "..."}'
     )
+
+
+def test_serve_roots_bound_where_agent_sessions_may_work(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """``[serve] roots``: a session's cwd must be a root or under one
+    (symlinks resolved, so a link inside a root cannot lead out); anything
+    else, the server's own directory included, is a 403 naming the roots."""
+    work = tmp_path / "work"
+    (work / "proj").mkdir(parents=True)
+    (work / "out").symlink_to(tmp_path)
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "panto" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(f'[serve]\nroots = ["{work}"]\n[serve.keys.a]\nsha256 = "{hash_key("key-a")}"\n')
+    proc, url, _ = start_serve({**os.environ, "PANTO_STARTUP_CACHE": "0"}, tmp_path)
+    try:
+        for cwd in (work, work / "proj"):
+            r = httpx.post(
+                f"{url}/v1/agent/sessions",
+                json={"model": "mock/anthropic", "cwd": str(cwd)},
+                headers=A,
+            )
+            assert r.status_code == 201, r.text
+            assert r.json()["cwd"] == str(cwd)
+        for body in (
+            {"cwd": str(tmp_path)},
+            {"cwd": str(work / "out")},  # a link out of the root
+            {"cwd": str(work) + "-evil"},  # a sibling sharing the prefix
+            {},  # the server's own directory (tmp_path): outside too
+        ):
+            r = httpx.post(
+                f"{url}/v1/agent/sessions", json={"model": "mock/anthropic", **body}, headers=A
+            )
+            assert r.status_code == 403, (body, r.text)
+            msg = r.json()["error"]["message"]
+            assert "[serve] roots" in msg and str(work) in msg, msg
+    finally:
+        stop(proc)

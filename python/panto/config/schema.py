@@ -536,6 +536,7 @@ SCHEMA = Table(
                 "port": Num(True, 0, maximum=65535),
                 "drain_timeout": _NONNEG_SECONDS,
                 "upstream_connections": _POS_INT,
+                "roots": StrList("an array of directories"),
                 "keys": Map(
                     Table(
                         {

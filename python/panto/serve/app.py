@@ -173,10 +173,14 @@ def build_app(config: Config, settings: ServeSettings | None = None) -> Any:
             for key, what in (("model", "PROVIDER/MODEL"), ("cwd", "a directory's path")):
                 if body.get(key) is not None and not isinstance(body[key], str):
                     raise HubError(400, f"{key}: expected a string ({what}), got {body[key]!r}")
+            try:
+                cwd = settings.session_cwd(body.get("cwd"))
+            except ValueError as e:
+                raise HubError(403, str(e), "permission_error") from None
             s = await hub.create(
                 owner,
                 body.get("model"),
-                body.get("cwd"),
+                cwd,
                 bool(body.get("approvals")),
                 float(timeout),
             )

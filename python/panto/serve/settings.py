@@ -64,6 +64,24 @@ class ServeSettings:
     drain_timeout: float = 30.0
     #: connections kept per upstream base URL
     upstream_connections: int = 512
+    #: directories agent sessions may work in (each with everything under
+    #: it, symlinks resolved); empty: any directory
+    roots: tuple[str, ...] = ()
+
+    def session_cwd(self, requested: str | None) -> str:
+        """The working directory of a new agent session: ``requested``
+        (symlinks resolved), else the server's own.  Raises ``ValueError``
+        naming the roots when it is outside every one of ``roots``."""
+        cwd = os.path.realpath(os.path.expanduser(requested) if requested else os.getcwd())
+        if self.roots and not any(
+            cwd == r or cwd.startswith(r.rstrip(os.sep) + os.sep) for r in self.roots
+        ):
+            raise ValueError(
+                f"cwd {cwd!r} is outside the directories this server lets agent sessions "
+                f"work in ([serve] roots: {', '.join(self.roots)}); use one of them or a "
+                "directory under one"
+            )
+        return cwd
 
     @classmethod
     def from_config(
@@ -100,4 +118,7 @@ class ServeSettings:
             aliases=aliases,
             drain_timeout=float(data.get("drain_timeout", cls.drain_timeout)),
             upstream_connections=int(data.get("upstream_connections", cls.upstream_connections)),
+            roots=tuple(
+                os.path.realpath(os.path.expanduser(str(r))) for r in data.get("roots") or ()
+            ),
         )
