@@ -276,6 +276,10 @@ def test_models_list_on_both_sdks_and_no_key_leaks(served: Served) -> None:
     assert {"smart", "fast", "backed", "up-a/claude-up", "up-o/gpt-up"} <= set(ids)
     aids = [m.id for m in an(served).models.list()]
     assert set(aids) == set(ids)
+    # the built-in providers have no key here (isolated_home clears them): a
+    # client could not use them, so they are not offered; the mock needs none
+    assert not [m for m in ids if m.startswith(("openai/", "anthropic/"))], ids
+    assert any(m.startswith("mock/") for m in ids), ids
     served.openai_up.push(HTTPError(401, {"error": {"message": f"bad key {UPSTREAM_KEY}"}}))
     with pytest.raises(openai.AuthenticationError) as e:
         oa(served).chat.completions.create(

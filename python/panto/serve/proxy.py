@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -188,11 +189,12 @@ class Proxy:
         return t
 
     def model_ids(self, key: ApiKey | None) -> list[str]:
-        """What ``/v1/models`` lists: the aliases, then each configured
-        provider's default model."""
+        """What ``/v1/models`` lists: the aliases, then the default model of
+        each configured provider this server has a key for (a listed model
+        a client cannot use would only answer "no API key")."""
         ids = list(self.settings.aliases)
         for name, p in sorted(self.config.providers.items()):
-            if p.default_model:
+            if p.default_model and _has_key(p):
                 ids.append(f"{name}/{p.default_model}")
         return [m for m in ids if key is None or key.allows(m)]
 
@@ -506,6 +508,14 @@ def error_response(client_wire: str, e: ProxyError) -> tuple[int, dict[str, str]
         error_status(client_wire, e.status),
         headers,
         error_body(client_wire, e.status, e.message, e.type),
+    )
+
+
+def _has_key(p: Any) -> bool:
+    """Whether provider config ``p`` can make requests as far as keys go
+    (its key, its variable set, or none needed)."""
+    return bool(
+        not p.requires_key or p.api_key or (p.api_key_env and os.environ.get(p.api_key_env))
     )
 
 
