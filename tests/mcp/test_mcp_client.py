@@ -451,6 +451,7 @@ def test_panto_mcp_list_says_why_a_server_is_not_ready(tmp_path: Path) -> None:
     assert "no server given: panto mcp add nothing -- COMMAND" in r.stderr, r.stderr
     r = panto("add", "web", "--url", "example.com/mcp")
     assert r.returncode == 2 and "--url 'example.com/mcp': expected an http" in r.stderr
+    assert r.stderr.startswith("usage: panto mcp add NAME"), r.stderr  # add's usage
     r = panto("add", "gone", "--", "/no/such/mcp-server")
     assert r.returncode == 0  # added: it may be installed later
     assert r.stderr.strip() == (

@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--env", action="append", default=[], metavar="K=V", help="for a stdio server")
     add.add_argument("--header", action="append", default=[], metavar="'K: V'")
     add.add_argument("--bearer-token-env", metavar="VAR", help="send $VAR as a bearer token")
+    add.set_defaults(parser=add)  # (its errors show its own usage lines)
     rm = sub.add_parser("remove", help="remove a server from your user config")
     rm.add_argument("name")
     return p
@@ -58,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.command = command
     if args.cmd == "add":
-        return _add(args, parser)
+        return _add(args, args.parser)
     if args.cmd == "remove":
         return _remove(args.name)
     if args.cmd is None:
