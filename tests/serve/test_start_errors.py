@@ -125,3 +125,37 @@ def test_a_session_url_panto_cannot_use_stops_it_at_start(
     assert r.stderr.strip() == (
         "panto serve: unknown session store URL 'bogus://x': sqlite:///path or postgresql://..."
     )
+
+
+def test_an_alias_naming_no_provider_is_a_warning_at_start(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """Said once at start (before, only each client whose request reached
+    it learned of it); the server still starts (an extension may register
+    the provider)."""
+    cfg = Path(os.environ["XDG_CONFIG_HOME"]) / "panto" / "config.toml"
+    cfg.parent.mkdir(parents=True, exist_ok=True)
+    cfg.write_text(
+        '[serve.models.smart]\ntarget = "mock/anthropic"\nfallbacks = ["nope/x", "bare", "mock"]\n'
+    )
+    env = {**os.environ, "PANTO_STARTUP_CACHE": "0"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "panto", "serve", "--port", "0"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().startswith("panto serve: listening on ")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    lines = [ln for ln in err.splitlines() if ln.startswith("panto serve: warning:")]
+    assert len(lines) == 2, err
+    assert "[serve.models.smart] 'nope/x': no provider 'nope' is configured" in lines[0]
+    assert "'mock'" not in lines[0].split("(providers:")[0]
+    assert "[serve.models.smart] 'bare': no provider 'bare' is configured" in lines[1]
+    assert "Traceback" not in err

@@ -100,11 +100,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             "or PANTO_SERVE_KEYS, or bind 127.0.0.1",
             "panto serve",
         )
+    for line in _alias_problems(config, settings):
+        print(f"panto serve: warning: {line}", file=sys.stderr)
     sock = _listen(settings.host, settings.port)
     try:
         return _run(_serve(config, settings, sock))
     except KeyboardInterrupt:
         return 130
+
+
+def _alias_problems(config: Any, settings: Any) -> list[str]:
+    """A line for each alias target or fallback that names no configured
+    provider: said at start, not only to the client whose request reaches
+    it (a warning, not a refusal: a Lua extension may register it)."""
+    known = sorted(config.providers)
+    out = []
+    for alias in settings.aliases.values():
+        for spec in (alias.target, *alias.fallbacks):
+            provider = spec.split("/", 1)[0]  # (a bare name: that provider's default model)
+            if provider in config.providers:
+                continue
+            out.append(
+                f"[serve.models.{alias.name}] {spec!r}: no provider {provider!r} is configured "
+                f"(providers: {', '.join(known)}); "
+                f"requests for {alias.name!r} that reach it fail until it is (or an extension "
+                "registers it)"
+            )
+    return out
 
 
 def _listen(host: str, port: int) -> socket.socket:
