@@ -9,13 +9,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.serve import start_serve, stop
 
-def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+
+def _serve(
+    tmp_path: Path, *args: str, input: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PANTO_STARTUP_CACHE": "0", "PANTO_SERVE_KEYS": "k"}
     return subprocess.run(
         [sys.executable, "-m", "panto", "serve", *args],
         cwd=tmp_path,
         env=env,
+        input=input,
         capture_output=True,
         text=True,
         timeout=60,
@@ -86,21 +91,9 @@ def test_hash_key_on_a_terminal_does_not_echo_the_key(isolated_home: Path) -> No
 def test_hash_key_from_a_pipe(isolated_home: Path, tmp_path: Path) -> None:
     from panto.serve.settings import hash_key
 
-    r = subprocess.run(
-        [sys.executable, "-m", "panto", "serve", "--hash-key"],
-        input="piped-key\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    r = _serve(tmp_path, "--hash-key", input="piped-key\n")
     assert r.returncode == 0 and r.stdout.strip() == hash_key("piped-key")
-    empty = subprocess.run(
-        [sys.executable, "-m", "panto", "serve", "--hash-key"],
-        input="",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    empty = _serve(tmp_path, "--hash-key", input="")
     assert empty.returncode == 2
     assert empty.stderr.strip() == (
         "panto serve: --hash-key: no key on stdin (panto serve --hash-key < key.txt)"
@@ -138,21 +131,9 @@ def test_an_alias_naming_no_provider_is_a_warning_at_start(
     cfg.write_text(
         '[serve.models.smart]\ntarget = "mock/anthropic"\nfallbacks = ["nope/x", "bare", "mock"]\n'
     )
-    env = {**os.environ, "PANTO_STARTUP_CACHE": "0"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "panto", "serve", "--port", "0"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None and proc.stderr is not None
-        assert proc.stdout.readline().startswith("panto serve: listening on ")
-    finally:
-        proc.terminate()
-        _, err = proc.communicate(timeout=30)
+    proc, _, err_path = start_serve({**os.environ, "PANTO_STARTUP_CACHE": "0"}, tmp_path)
+    stop(proc)
+    err = err_path.read_text()
     lines = [ln for ln in err.splitlines() if ln.startswith("panto serve: warning:")]
     assert len(lines) == 2, err
     assert "[serve.models.smart] 'nope/x': no provider 'nope' is configured" in lines[0]
