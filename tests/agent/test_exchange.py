@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -90,3 +91,77 @@ def test_an_error_status_is_mapped_and_logged_the_same_on_every_stack(
     assert isinstance(exc, ProviderError) and exc.status == 400, exc
     assert "no" in str(exc)
     assert any(r.getMessage().startswith("HTTP 400 from http://127.0.0.1") for r in caplog.records)
+
+
+def test_a_stream_waiting_for_its_next_read_holds_none_of_its_last_one(
+    server: ScriptedServer, make_agent: Any, wire: str
+) -> None:
+    """Hundreds of streams wait for their next read at once: the bytes of
+    the last one are in the decoder (a copy), so no layer above it (the
+    connection's reads, the exchange, the driver) may keep them meanwhile --
+    they did, once each, about a whole read per waiting stream."""
+    import gc
+    import tracemalloc
+
+    from panto.events import ContentDelta
+    from panto.testing import render_sse
+
+    big = "x" * 50_000  # one delta: with the events around it, one read's worth
+    reply = Reply([Text(big)], chunk=len(big))
+    agent = _agent(make_agent)
+    delta = next(i for i, e in enumerate(render_sse(reply, wire)) if len(e) > len(big))
+    # a stall after the delta (then the server drops the connection); a
+    # turn before it loads what a first turn imports
+    server.push(Reply([Text("warm")]), replace(reply, stall_after=delta + 1, stall=1.0))
+    held: list[int] = []
+
+    async def main() -> int:
+        client = transport.async_client(False)
+        agent._async_http_client = lambda: client  # type: ignore[method-assign]
+        async for _ in agent.run_async():
+            pass
+        await agent.asubmit_user_message("again")
+        tracemalloc.start()
+        try:
+            # what the client holds: the server in this process renders the
+            # events with the codec (and the test keeps its text)
+            server_side = [
+                tracemalloc.Filter(False, "*/panto/testing.py"),
+                tracemalloc.Filter(False, "*/panto/providers/codec_*.py"),
+            ]
+
+            def client_bytes() -> int:
+                snap = tracemalloc.take_snapshot().filter_traces(server_side)
+                return sum(t.size for t in snap.traces)
+
+            base = client_bytes()
+
+            async def sample() -> None:
+                await asyncio.sleep(0.5)  # the driver waits for the next read
+                gc.collect()
+                held.append(client_bytes() - base)
+
+            sampler: asyncio.Future[None] | None = None
+            n = 0
+            with pytest.raises(ProviderError, match="broke"):  # the stall ends so
+                async for ev in agent.run_async():
+                    if n == 0 and sampler is None:
+                        # busy at the first event: the rest arrives meanwhile
+                        # and the driver's next read takes it all at once
+                        await asyncio.sleep(0.3)
+                    if type(ev) is ContentDelta:
+                        n += len(ev.text)
+                        if sampler is None:
+                            sampler = asyncio.ensure_future(sample())
+                    del ev  # (the test keeps no event either)
+            assert sampler is not None
+            await sampler
+            return n
+        finally:
+            tracemalloc.stop()
+            await agent.aclose()
+
+    assert asyncio.run(main()) == len(big)
+    # what is held: the turn's partial answer (one str of the text), not
+    # the read's bytes besides
+    assert len(big) * 0.9 < held[0] < len(big) * 1.5, held

@@ -165,6 +165,29 @@ def test_failure_after_content_keeps_the_partial_message_scrubbed() -> None:
     assert info is not None and not info["cancelled"] and KEY not in (info["error"] or "")
 
 
+def test_a_long_stream_holds_its_partial_text_in_few_strings() -> None:
+    """A streamed token is a str of its own (~50 bytes of object for a few
+    bytes of text): a turn keeps what it needs to save a partial answer
+    joined as it goes, and none of a block the decoder completed."""
+    ctx, _, conv = _ctx()
+    turn = Turn(ctx)
+    turn.request()
+    words = [f"w{i} " for i in range(1000)]
+    events = _events(Reply([Text("".join(words)), Text("second")], chunk=3))
+    first_done = next(i for i, e in enumerate(events) if type(e).__name__ == "BlockComplete")
+    _feed(turn, events[: first_done - 5])  # most of the first block's deltas
+    parts = turn.partial.parts  # type: ignore[union-attr]
+    assert len(parts[0]) < 64 and sum(map(len, parts[0])) > 2000
+    via_many = Turn(_ctx()[0])
+    via_many.request()
+    via_many.accept_many(events[: first_done - 5])  # the driver's path joins too
+    assert via_many.partial.parts[0] == parts[0]  # type: ignore[union-attr]
+    _feed(turn, events[first_done : first_done + 3])  # block 0 complete; block 1 opens
+    assert 0 not in parts and 0 in turn.partial.blocks  # type: ignore[union-attr]
+    turn.attempt_failed(ProviderError("gone", status=500, retryable=False))
+    assert conv[-1].text.startswith("".join(words))  # the partial answer, whole
+
+
 def test_cancel_during_tools_answers_every_call() -> None:
     ctx, persisted, conv = _ctx()
     source_calls = [ToolUse("t1", "add", {"a": 1, "b": 2}), ToolUse("t2", "add", {"a": 2})]

@@ -161,6 +161,7 @@ class AsyncStream(io.Base):
             out: list[Event] = []
             async for chunk in resp.aiter_chunks():
                 dec.feed(chunk)
+                del chunk  # (copied: not held while the next read waits)
                 out = accept(dec)
                 if turn.phase is not STREAMING:
                     # the terminal event: the turn moves on without reading

@@ -149,6 +149,7 @@ class Stream(io.Base):
             out: list[Event] = []
             for chunk in resp.iter_chunks():
                 dec.feed(chunk)
+                del chunk  # (copied: not held while the next read waits)
                 out = accept(dec)
                 if turn.phase is not STREAMING:
                     # the terminal event: the turn moves on without reading

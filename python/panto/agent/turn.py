@@ -142,6 +142,10 @@ class TurnContext:
 # -- the partial assistant message of a round ---------------------------------------
 
 
+#: a block's streamed deltas are joined into one str once this many are held
+_JOIN_PARTS = 64
+
+
 class Partial:
     """What a round has streamed so far, to keep on failure or cancel."""
 
@@ -152,6 +156,20 @@ class Partial:
         self.parts: dict[int, list[str]] = {}
         self.kinds: dict[int, str] = {}
         self.start: MessageStart | None = None
+
+    def add(self, index: int, text: str) -> None:
+        """A text delta of the open block ``index``."""
+        parts = self.parts.get(index)
+        if parts is None:
+            self.parts[index] = [text]
+            return
+        parts.append(text)
+        if len(parts) >= _JOIN_PARTS:
+            # a streamed token is a str of its own (~50 bytes of object for
+            # 4 of text): a long answer would hold its text many times over
+            # in a server hosting hundreds of streams; joined, each byte is
+            # copied about (deltas / _JOIN_PARTS) / 2 times more.
+            parts[:] = ("".join(parts),)
 
     @property
     def has_content(self) -> bool:
@@ -430,10 +448,7 @@ class Turn:
         p = self.partial
         tp = type(ev)
         if tp is ContentDelta:
-            try:
-                p.parts[ev.index].append(ev.text)  # type: ignore[union-attr]
-            except KeyError:
-                p.parts[ev.index] = [ev.text]  # type: ignore[union-attr]
+            p.add(ev.index, ev.text)  # type: ignore[union-attr]
             return (ev,)
         if p is None or self.phase is not Phase.STREAMING:
             raise PantoError(f"turn: an event arrived in phase {self.phase.value}")
@@ -455,6 +470,7 @@ class Turn:
             p.kinds[ev.index] = ev.kind  # type: ignore[union-attr]
         elif tp is BlockComplete:
             p.blocks[ev.index] = ev.block  # type: ignore[union-attr]
+            p.parts.pop(ev.index, None)  # type: ignore[union-attr]  # (the block has it all)
         return (*pre, ev)
 
     def accept_many(self, events: Iterable[Event]) -> list[Event]:
@@ -465,14 +481,11 @@ class Turn:
         out: list[Event] = []
         append = out.append
         p = self.partial
-        parts = p.parts if p is not None else {}
+        add = p.add if p is not None else Partial().add
         seen = False
         for ev in events:
             if type(ev) is ContentDelta:
-                try:
-                    parts[ev.index].append(ev.text)
-                except KeyError:
-                    parts[ev.index] = [ev.text]
+                add(ev.index, ev.text)
                 append(ev)
                 continue
             seen = True

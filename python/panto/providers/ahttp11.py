@@ -473,6 +473,9 @@ class Response:
                 return
             for p in pieces:
                 yield p
+            # a stream waiting for its next read holds none of its last one
+            # (hundreds of streams wait at once)
+            del pieces, p
 
     async def aiter_reads(self) -> AsyncIterator[bytes]:
         """The body as it arrives: each item is everything received since
@@ -486,6 +489,7 @@ class Response:
             if not pieces:
                 return
             yield pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            del pieces  # (not held while the next read waits)
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         """The body with its ``content-encoding`` (gzip, deflate) undone."""

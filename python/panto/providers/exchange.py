@@ -365,6 +365,7 @@ class AsyncStreamResponse:
                 finally:
                     state["reading"] = False
                 yield chunk
+                del chunk  # (not held while the next read waits)
         except errors() as exc:
             t = self._t
             raise transport_error(
