@@ -335,6 +335,7 @@ class Proxy:
         try:
             async for chunk in aiter_reads(resp):
                 dec.feed(chunk)
+                del chunk  # (copied: not held while the next read waits)
                 for ev in dec:
                     if isinstance(ev, MessageComplete):
                         message, outcome.usage = ev.message, ev.usage
@@ -391,8 +392,10 @@ class Proxy:
                     )
                     return
                 data = chunk if same else b"".join(out)
+                del chunk, out  # (not held while the next read waits)
                 if data:
                     yield data
+                del data
             try:
                 dec.close()
             except (TruncatedStream, DecodeError) as e:
