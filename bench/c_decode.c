@@ -1,6 +1,6 @@
 /* c_decode.c -- throughput of the C core alone (no Python).
  *
- *   panto_bench_c FILE WIRE [RUNS]
+ *   panto_bench_c FILE WIRE [RUNS] [--against FILE2 WIRE2]
  *
  * FILE is a response body (e.g. from bench/streamgen.py), WIRE one of
  * openai-chat, anthropic-messages, openai-responses, sse.  The body is cut into pseudo-random
@@ -13,7 +13,10 @@
  * meet the same load).  Then the best run of each (the one the machine's
  * load disturbed least) and their ratio, and the medians in thread CPU
  * time (leaving out the time other processes of a shared machine held the
- * CPU). */
+ * CPU).  With --against, FILE2 (the baseline, A) and FILE (B) are decoded in
+ * alternating runs and it prints the median of B's time over A's per pair:
+ * the way to compare two wires on the same text when the machine's speed
+ * drifts between separate runs. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
@@ -192,57 +195,132 @@ static uint64_t scan_lines(const uint8_t *body, const size_t *cuts, size_t n_cut
     return lines;
 }
 
+static int parse_wire(const char *name)
+{
+    if (strcmp(name, "openai-chat") == 0)
+        return PANTO_WIRE_OPENAI_CHAT;
+    if (strcmp(name, "anthropic-messages") == 0)
+        return PANTO_WIRE_ANTHROPIC_MESSAGES;
+    if (strcmp(name, "openai-responses") == 0)
+        return PANTO_WIRE_OPENAI_RESPONSES;
+    if (strcmp(name, "sse") == 0)
+        return PANTO_WIRE_SSE;
+    fprintf(stderr, "unknown wire %s (one of openai-chat, anthropic-messages, openai-responses, sse)\n", name);
+    return -1;
+}
+
+/* A body cut into 1-4 KiB chunks (fixed seed, like socket reads). */
+typedef struct {
+    const char *name;
+    int wire;
+    uint8_t *body;
+    size_t len, n_cuts;
+    size_t *cuts;
+    uint64_t n_events;
+} input;
+
+static int load_input(input *in, const char *path, const char *wire_name)
+{
+    in->name = wire_name;
+    in->wire = parse_wire(wire_name);
+    if (in->wire < 0)
+        return -1;
+    in->body = read_file(path, &in->len);
+    if (!in->body)
+        return -1;
+    if (in->len == 0) {
+        fprintf(stderr, "%s is empty\n", path);
+        return -1;
+    }
+    in->cuts = malloc((in->len / 1024 + 2) * sizeof *in->cuts);
+    if (!in->cuts) {
+        fprintf(stderr, "out of memory\n");
+        return -1;
+    }
+    in->n_cuts = 0;
+    uint32_t seed = 0x9E3779B9u;
+    for (size_t off = 0; off < in->len;) {
+        size_t n = 1024 + xorshift32(&seed) % 3073;
+        off = off + n < in->len ? off + n : in->len;
+        in->cuts[in->n_cuts++] = off;
+    }
+    return decode_once(in->wire, in->body, in->cuts, in->n_cuts, &in->n_events); /* warm-up + check */
+}
+
+/* --against: two bodies (e.g. the same text on two wires) decoded in
+ * alternating runs, so both meet the same moments of the machine's clock
+ * and load; prints each one's thread-CPU median and the ratio of the
+ * per-pair times (B's time / A's: above 1 means B is slower on its body). */
+static int compare(input *a, input *b, int runs)
+{
+    double *ta = malloc((size_t)runs * sizeof *ta), *tb = malloc((size_t)runs * sizeof *tb);
+    double *ratio = malloc((size_t)runs * sizeof *ratio);
+    if (!ta || !tb || !ratio)
+        return 1;
+    for (int i = 0; i < runs; i++) {
+        /* alternate which goes first, so neither always follows the other */
+        input *first = i % 2 ? b : a, *second = i % 2 ? a : b;
+        double *t_first = i % 2 ? tb : ta, *t_second = i % 2 ? ta : tb;
+        double c0 = now_cpu();
+        if (decode_once(first->wire, first->body, first->cuts, first->n_cuts, &first->n_events) != 0)
+            return 1;
+        double c1 = now_cpu();
+        if (decode_once(second->wire, second->body, second->cuts, second->n_cuts, &second->n_events) != 0)
+            return 1;
+        t_first[i] = c1 - c0;
+        t_second[i] = now_cpu() - c1;
+        ratio[i] = tb[i] / ta[i];
+    }
+    double r = median(ratio, runs), ma = median(ta, runs), mb = median(tb, runs);
+    printf("A %s: %zu bytes, %llu events: %.3f ms (%.1f MB/s)\n", a->name, a->len,
+           (unsigned long long)a->n_events, ma * 1e3, (double)a->len / 1e6 / ma);
+    printf("B %s: %zu bytes, %llu events: %.3f ms (%.1f MB/s)\n", b->name, b->len,
+           (unsigned long long)b->n_events, mb * 1e3, (double)b->len / 1e6 / mb);
+    printf("  B time / A time: %.3f (median of %d alternating pairs, thread CPU): B decodes its body "
+           "%.3fx as fast as A its own\n",
+           r, runs, 1 / r);
+    free(ratio);
+    free(tb);
+    free(ta);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 3 || argc > 4) {
-        fprintf(stderr, "usage: %s FILE openai-chat|anthropic-messages|openai-responses|sse [RUNS]\n", argv[0]);
+    if (argc < 3 || argc > 7 || (argc > 4 && (argc != 7 || strcmp(argv[4], "--against") != 0))) {
+        fprintf(stderr,
+                "usage: %s FILE WIRE [RUNS] [--against FILE2 WIRE2]\n"
+                "  WIRE: openai-chat|anthropic-messages|openai-responses|sse\n",
+                argv[0]);
         return 2;
     }
-    int wire;
-    if (strcmp(argv[2], "openai-chat") == 0)
-        wire = PANTO_WIRE_OPENAI_CHAT;
-    else if (strcmp(argv[2], "anthropic-messages") == 0)
-        wire = PANTO_WIRE_ANTHROPIC_MESSAGES;
-    else if (strcmp(argv[2], "openai-responses") == 0)
-        wire = PANTO_WIRE_OPENAI_RESPONSES;
-    else if (strcmp(argv[2], "sse") == 0)
-        wire = PANTO_WIRE_SSE;
-    else {
-        fprintf(stderr, "unknown wire %s\n", argv[2]);
-        return 2;
-    }
-    int runs = argc == 4 ? atoi(argv[3]) : 15;
+    int runs = argc >= 4 ? atoi(argv[3]) : 15;
     if (runs < 1)
         runs = 1;
 
-    size_t len;
-    uint8_t *body = read_file(argv[1], &len);
-    if (!body)
+    input in;
+    if (load_input(&in, argv[1], argv[2]) != 0)
         return 1;
-    if (len == 0) {
-        fprintf(stderr, "%s is empty\n", argv[1]);
-        free(body);
-        return 1;
+    if (argc == 7) {
+        input other;
+        if (load_input(&other, argv[5], argv[6]) != 0)
+            return 1;
+        int rc = compare(&other, &in, runs);
+        free(other.cuts);
+        free(other.body);
+        free(in.cuts);
+        free(in.body);
+        return rc;
     }
-
-    /* chunk boundaries: 1-4 KiB, fixed seed */
-    size_t n_cuts = 0, cap = len / 1024 + 2;
-    size_t *cuts = malloc(cap * sizeof *cuts);
+    int wire = in.wire;
+    uint8_t *body = in.body;
+    size_t len = in.len, n_cuts = in.n_cuts, *cuts = in.cuts;
     double *t = malloc((size_t)runs * sizeof *t);
-    if (!cuts || !t) {
+    if (!t) {
         fprintf(stderr, "out of memory\n");
         return 1;
     }
-    uint32_t seed = 0x9E3779B9u;
-    for (size_t off = 0; off < len;) {
-        size_t n = 1024 + xorshift32(&seed) % 3073;
-        off = off + n < len ? off + n : len;
-        cuts[n_cuts++] = off;
-    }
-
     uint64_t n_events = 0, lines = 0;
-    if (decode_once(wire, body, cuts, n_cuts, &n_events) != 0) /* warm-up + check */
-        return 1;
     /* Each decode is followed by five floor scans, so both see the same
      * moments of a shared machine's load; wall and thread CPU time of each. */
     int scan_runs = runs * 5;
