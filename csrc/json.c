@@ -79,7 +79,7 @@ static inline int seen_again(const jdoc *d, const uint8_t *s, size_t len, size_t
 
 static int grow(jdoc *d)
 {
-    size_t ncap = d->cap ? d->cap * 2 : 64;
+    size_t ncap = d->cap ? d->cap * 2 : 32; /* a delta event holds ~20 values */
     if (ncap > ((size_t)NONE) || ncap > SIZE_MAX / sizeof(jnode))
         ncap = (size_t)NONE;
     if (d->max_nodes) {

@@ -153,7 +153,7 @@ int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
 
 panto_event *pt_push(panto_stream *s, int32_t kind) {
     if (s->q_head + s->q_len == s->q_cap) {
-        size_t ncap = s->q_cap ? s->q_cap * 2 : 16;
+        size_t ncap = s->q_cap ? s->q_cap * 2 : 4; /* a few at a time: a batch of deltas merges */
         panto_event *nq = realloc(s->q, ncap * sizeof *nq);
         if (!nq) {
             pt_nomem(s);
