@@ -142,34 +142,59 @@ class TurnContext:
 # -- the partial assistant message of a round ---------------------------------------
 
 
-#: a block's streamed deltas are joined into one str once this many are held
-_JOIN_PARTS = 64
+#: a block's deltas are joined once this many came as they are (Partial.add)
+_RAW_PARTS = 16
 
 
 class Partial:
     """What a round has streamed so far, to keep on failure or cancel."""
 
-    __slots__ = ("blocks", "kinds", "parts", "start")
+    __slots__ = ("blocks", "kinds", "parts", "raw", "start")
 
     def __init__(self) -> None:
         self.blocks: dict[int, Any] = {}
         self.parts: dict[int, list[str]] = {}
+        #: how many of a block's last parts are deltas as they came (add)
+        self.raw: dict[int, int] = {}
         self.kinds: dict[int, str] = {}
         self.start: MessageStart | None = None
 
     def add(self, index: int, text: str) -> None:
-        """A text delta of the open block ``index``."""
+        """A text delta of the open block ``index``.
+
+        A streamed token is a str of its own (~50 bytes of object for 4 of
+        text): a long answer would hold its text many times over, hundreds
+        of streams at once in a server.  Every _RAW_PARTS deltas are joined
+        into one piece, and the pieces merged so that each is more than
+        twice the next (as a binary counter carries): a block is held in
+        fewer than _RAW_PARTS + log2(n) strings, each byte copied O(log n)
+        times (joining all every k deltas would copy a long answer n/k
+        times)."""
         parts = self.parts.get(index)
         if parts is None:
             self.parts[index] = [text]
+            self.raw[index] = 1
             return
         parts.append(text)
-        if len(parts) >= _JOIN_PARTS:
-            # a streamed token is a str of its own (~50 bytes of object for
-            # 4 of text): a long answer would hold its text many times over
-            # in a server hosting hundreds of streams; joined, each byte is
-            # copied about (deltas / _JOIN_PARTS) / 2 times more.
-            parts[:] = ("".join(parts),)
+        raw = self.raw.get(index, 0) + 1
+        if raw < _RAW_PARTS:
+            self.raw[index] = raw
+            return
+        parts[-raw:] = ("".join(parts[-raw:]),)
+        while len(parts) > 1 and len(parts[-2]) <= 2 * len(parts[-1]):
+            last = parts.pop()
+            parts[-1] += last
+        self.raw[index] = 0
+
+    def opened(self, index: int, kind: str) -> None:
+        self.parts[index] = []
+        self.raw[index] = 0
+        self.kinds[index] = kind
+
+    def completed(self, index: int, block: Any) -> None:
+        self.blocks[index] = block
+        self.parts.pop(index, None)  # (the block has it all)
+        self.raw.pop(index, None)
 
     @property
     def has_content(self) -> bool:
@@ -466,11 +491,9 @@ class Turn:
             if p.start is not None:
                 pre = (p.start,)
         if tp is BlockStart:
-            p.parts[ev.index] = []  # type: ignore[union-attr]
-            p.kinds[ev.index] = ev.kind  # type: ignore[union-attr]
+            p.opened(ev.index, ev.kind)  # type: ignore[union-attr]
         elif tp is BlockComplete:
-            p.blocks[ev.index] = ev.block  # type: ignore[union-attr]
-            p.parts.pop(ev.index, None)  # type: ignore[union-attr]  # (the block has it all)
+            p.completed(ev.index, ev.block)  # type: ignore[union-attr]
         return (*pre, ev)
 
     def accept_many(self, events: Iterable[Event]) -> list[Event]:
