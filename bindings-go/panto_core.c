@@ -597,7 +597,7 @@ static inline int seen_again(const jdoc *d, const uint8_t *s, size_t len, size_t
 
 static int grow(jdoc *d)
 {
-    size_t ncap = d->cap ? d->cap * 2 : 64;
+    size_t ncap = d->cap ? d->cap * 2 : 32; /* a delta event holds ~20 values */
     if (ncap > ((size_t)NONE) || ncap > SIZE_MAX / sizeof(jnode))
         ncap = (size_t)NONE;
     if (d->max_nodes) {
@@ -2867,7 +2867,7 @@ int pt_provider_error(panto_stream *s, panto_str type, panto_str message,
 
 panto_event *pt_push(panto_stream *s, int32_t kind) {
     if (s->q_head + s->q_len == s->q_cap) {
-        size_t ncap = s->q_cap ? s->q_cap * 2 : 16;
+        size_t ncap = s->q_cap ? s->q_cap * 2 : 4; /* a few at a time: a batch of deltas merges */
         panto_event *nq = realloc(s->q, ncap * sizeof *nq);
         if (!nq) {
             pt_nomem(s);
