@@ -2,7 +2,8 @@
 
 - ``panto mcp list`` connects to every configured server (``[mcp.servers]``
   and, in a trusted project, ``.mcp.json``) and prints each one's state,
-  tool count and last error.
+  tool count and last error; it exits 1 when a server is not ready (a
+  script or a health check can tell).
 - ``panto mcp add NAME -- COMMAND [ARGS...]`` (stdio) or ``panto mcp add
   NAME --url URL`` (streamable HTTP) appends ``[mcp.servers.NAME]`` to the
   user's config file; ``panto mcp remove NAME`` takes it out again.
@@ -28,7 +29,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="MCP servers: their tools become mcp__SERVER__TOOL (docs/mcp.md).",
     )
     sub = p.add_subparsers(dest="cmd", metavar="{list,add,remove}")
-    ls = sub.add_parser("list", help="connect to each server; show its state and tools")
+    ls = sub.add_parser(
+        "list",
+        help="connect to each server; show its state and tools (exit status 1: one is not ready)",
+    )
     ls.add_argument("-C", "--cwd", metavar="DIR", help="as if run in DIR")
     ls.add_argument("--tools", action="store_true", help="also list each server's tools")
     ls.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for servers (15)")
@@ -85,9 +89,11 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     stdio = {spec.name: bool(spec.command) for spec in specs}
     source = open_source(specs)
+    not_ready = 0
     try:
         source.wait_ready(args.timeout)
         for st in source.status():
+            not_ready += st.state != "ready"
             cached = " (cached list)" if st.state != "ready" and st.tools else ""
             line = f"{st.name:<16} {st.state:<9} {st.tools:>3} tools{cached}  {st.target}"
             print(line)
@@ -106,7 +112,7 @@ def _list(args: argparse.Namespace) -> int:
                         print(f"  {d.name}")
     finally:
         source.close()
-    return 0
+    return 1 if not_ready else 0
 
 
 def _user_file() -> Path:
