@@ -542,3 +542,50 @@ def test_a_slow_reader_pauses_the_socket_and_loses_nothing() -> None:
         assert got == data
     finally:
         srv.close()
+
+
+def test_a_connect_nobody_answers_is_a_connect_timeout() -> None:
+    """A listener whose backlog is full drops further SYNs, so a connect
+    hangs: it ends at ``connect_timeout`` as ``ConnectTimeout`` (the
+    deadline is ``asyncio.timeout`` on 3.11+, panto's fallback on 3.10,
+    where its TimeoutError is not asyncio's)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    fill = []
+    for _ in range(4):  # (one may wait in the backlog; the rest are dropped)
+        s = socket.socket()
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        fill.append(s)
+
+    async def main() -> tuple[BaseException, float]:
+        async with ahttp11.AsyncClient() as client:
+            t0 = time.perf_counter()
+            with pytest.raises(http11.ConnectTimeout) as e:
+                await client.send(
+                    "POST",
+                    f"http://127.0.0.1:{port}/v1",
+                    headers={},
+                    body=b"{}",
+                    connect_timeout=0.3,
+                    head_timeout=5.0,
+                    read_timeout=5.0,
+                )
+            return e.value, time.perf_counter() - t0
+
+    try:
+        err, took = run(main)
+        assert "timed out connecting to 127.0.0.1" in str(err)
+        assert 0.25 < took < 3.0, took
+        assert (
+            tp.transport_error(err, f"http://127.0.0.1:{port}", 0.3, 5.0).type == "connect_timeout"
+        )
+    finally:
+        for s in fill:
+            s.close()
+        srv.close()

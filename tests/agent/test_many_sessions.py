@@ -182,10 +182,10 @@ def test_200_sessions_keep_the_loop_lag_under_50_ms(run: Run) -> None:
 
 @pytest.mark.parametrize("when", [0.01, None])
 def test_the_timeout_fallback_for_python_3_10(when: float | None) -> None:
-    """``providers.exchange._TimeoutAt`` (``asyncio.timeout_at`` on 3.10): a deadline
+    """``providers.deadline._TimeoutAt`` (``asyncio.timeout_at`` on 3.10): a deadline
     that passes is a TimeoutError; none, or one not reached, changes nothing;
     a cancel from outside stays a cancel."""
-    from panto.providers.exchange import _TimeoutAt
+    from panto.providers.deadline import _TimeoutAt
 
     async def main() -> str:
         loop = asyncio.get_running_loop()

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from . import deadline
 from .http11 import (
     MAX_HEAD,
     ConnectError,
@@ -691,8 +692,11 @@ class AsyncClient:
             server_hostname=host if ssl_ctx is not None else None,
         )
         try:
-            _, conn = await asyncio.wait_for(connect, timeout)
-        except asyncio.TimeoutError:
+            # (a deadline, not wait_for: no task and loop iteration of its own
+            # for each of hundreds of connects on 3.10 and 3.11)
+            async with deadline.timeout(timeout):
+                _, conn = await connect
+        except (asyncio.TimeoutError, TimeoutError):  # (two classes on 3.10)
             raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
         except OSError as e:  # ssl.SSLError (certificate verify failed...) included
             raise ConnectError(str(e) or type(e).__name__) from e
