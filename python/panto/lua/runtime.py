@@ -723,9 +723,10 @@ class LuaRuntime:
                 else:
                     res = await coro
             except asyncio.TimeoutError:
-                return ToolOutput(
-                    f"tool {call.name} timed out after {timeout:g} s (cancelled)", True
-                )
+                # (the Control's own deadline, at the same time, usually ends
+                # it first with the same words: which one does depends on
+                # the loop -- on uvloop this one)
+                return ToolOutput(f"{what}: timed out after {timeout:g} s (cancelled)", True)
             except LuaInterrupted as e:
                 if not e.timed_out:
                     raise asyncio.CancelledError(str(e)) from None
