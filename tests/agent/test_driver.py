@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from support.agent import make_config
 
-from panto.agent import Agent
+from panto.agent import Agent, io_async
 from panto.conversation import Conversation, Message, Text, ToolUse
 from panto.sessions.memory import MemoryStore
 from panto.testing import Reply, ScriptedServer
@@ -130,7 +131,7 @@ class CountingExecutor(ThreadPoolExecutor):
 
 @pytest.mark.parametrize("with_store", [False, True])
 def test_a_turn_hops_to_a_worker_thread_only_to_write_the_store(
-    server: ScriptedServer, wire: str, with_store: bool
+    server: ScriptedServer, wire: str, with_store: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With no store, opening a turn on an HTTP provider and committing
     are in-memory work: the async driver does both on the loop (a hop to a
@@ -142,13 +143,49 @@ def test_a_turn_hops_to_a_worker_thread_only_to_write_the_store(
     agent.submit_user_message("hi")
 
     async def main() -> None:
-        asyncio.get_running_loop().set_default_executor(CountingExecutor(2))
         CountingExecutor.submitted = 0
         async with agent.run_async() as s:
             async for _ in s:
                 pass
         await agent.aclose()
 
+    # (the driver's worker threads: io_async.run_blocking's pool)
+    monkeypatch.setattr(io_async, "_pool", CountingExecutor(2))
     asyncio.run(main())
     assert agent.conversation[-1].text == "ok"
     assert (CountingExecutor.submitted > 0) is with_store
+
+
+def test_run_blocking_keeps_the_context_raises_and_survives_a_cancelled_wait() -> None:
+    """``io_async.run_blocking`` (the driver's hop to a worker thread, one
+    loop callback a hop): the work runs in a copy of the caller's context
+    off the loop's thread, its exception reaches the waiter, and a
+    cancelled wait leaves the work to finish."""
+    import contextvars
+
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
+    finished = threading.Event()
+
+    def where() -> tuple[str, bool]:
+        return var.get(), threading.current_thread() is threading.main_thread()
+
+    def fail() -> None:
+        raise KeyError("from the worker")
+
+    def slow() -> None:
+        time.sleep(0.2)
+        finished.set()
+
+    async def main() -> None:
+        var.set("caller's")
+        assert await io_async.run_blocking(where) == ("caller's", False)
+        with pytest.raises(KeyError, match="from the worker"):
+            await io_async.run_blocking(fail)
+        task = asyncio.ensure_future(io_async.run_blocking(slow))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert finished.wait(2.0)  # the thread still finished its work

@@ -51,6 +51,7 @@ from ..models import model_info
 from ..storable import clean_message
 from ..tools import Tool, ToolDecl, ToolSource
 from .hooks import HookChain
+from .io_async import run_blocking
 from .stream import AsyncStream, Stream
 from .turn import CANCELLED, TurnContext
 
@@ -169,9 +170,7 @@ class Agent:
     ) -> Message:
         """``submit_user_message`` for async code: the hooks and the store's
         write run in a worker thread, never on the event loop."""
-        import asyncio
-
-        return await asyncio.to_thread(lambda: self.submit_user_message(text, images, files=files))
+        return await run_blocking(lambda: self.submit_user_message(text, images, files=files))
 
     @property
     def running(self) -> bool:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..conversation import Image, Text
 from ..errors import PantoError, SessionError
 from ..events import Event
+from .io_async import run_blocking
 
 if TYPE_CHECKING:
     from ..sessions import LoadedSession, SessionBackend, SessionInfo, SessionStore
@@ -130,9 +131,7 @@ class Session:
     ) -> None:
         """``submit`` for async code: hooks and the store's write run in a
         worker thread, never on the event loop."""
-        import asyncio
-
-        await asyncio.to_thread(lambda: self.submit(text, images, files=files, mode=mode))
+        await run_blocking(lambda: self.submit(text, images, files=files, mode=mode))
 
     def _next(self) -> bool:
         """After a turn: whether another one should run (prompts steered
@@ -181,9 +180,7 @@ class Session:
                 async with stream:
                     async for ev in stream:
                         yield ev
-                import asyncio
-
-                if not await asyncio.to_thread(self._next):  # a follow-up is written
+                if not await run_blocking(self._next):  # a follow-up is written
                     return
         finally:
             self._stop()
