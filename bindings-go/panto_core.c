@@ -2469,6 +2469,21 @@ PT_INTERNAL int pt_responses_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n);
 PT_INTERNAL int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n);
 PT_INTERNAL int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n);
+/* A fast path knows the n bytes at the start of the undecoded input to be
+ * an event it takes, cut by the end of the input, with no line end past
+ * its first `skip` bytes (its event line when they hold it, else 0): what
+ * fast_defer (stream.c) would find after searching them for one.  2 (wait
+ * for more input, as fast_defer does), or 0 when fast_defer would not wait
+ * (at end of input, over max_event_bytes, fast mode 2). */
+static inline int pt_fast_wait(panto_stream *s, size_t n, size_t skip)
+{
+    if (s->eof || n > s->sse.max_event_bytes || s->fast != 1)
+        return 0;
+    s->defer_at = s->in_base + s->in_off;
+    s->defer_from = n;
+    s->in_defer = skip;
+    return 2;
+}
 /* The same for an event the general SSE parser dispatched (split across
  * feeds, CR line ends, comments, several data lines, ...): its JSON text
  * only.  1 (decoded), -1 (decoded, error set) or 0 (general path). */
@@ -3538,6 +3553,28 @@ static int in_place(panto_stream *s, const uint8_t *b, size_t n, size_t skip, si
     return dispatch(s, &se) != 0 ? -1 : 1;
 }
 
+/* pt_sse_find_eol for a long stretch: 64 bytes a round, one branch (a
+ * `.done` event of the Responses wire repeats a whole text on one data
+ * line, tens of kilobytes searched as they arrive). */
+static const uint8_t *find_eol_long(const uint8_t *p, size_t n) {
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    for (; n >= 64; p += 64, n -= 64) {
+        __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+        __m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+        __m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, lf), _mm_cmpeq_epi8(v0, cr)),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v1, lf), _mm_cmpeq_epi8(v1, cr)));
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v2, lf), _mm_cmpeq_epi8(v2, cr)));
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v3, lf), _mm_cmpeq_epi8(v3, cr)));
+        if (_mm_movemask_epi8(m))
+            break; /* in these 64: found below */
+    }
+#endif
+    return pt_sse_find_eol(p, n);
+}
+
 static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     static const char an_head[] = "event: content_block_delta\n";
     size_t skip = 0;
@@ -3556,7 +3593,10 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     size_t from = skip;
     if (s->defer_at == at && s->defer_from > skip && s->defer_from <= n)
         from = s->defer_from;
-    const uint8_t *eol = pt_sse_find_eol(b + from, n - from);
+    /* (only after an event line: a chat or Anthropic delta cut by the end
+     * of the input leaves a few hundred bytes, searched as before) */
+    const uint8_t *eol = skip && n - from >= 256 ? find_eol_long(b + from, n - from)
+                                                 : pt_sse_find_eol(b + from, n - from);
     if (eol)
         return s->wire == PANTO_WIRE_OPENAI_RESPONSES && skip
                    ? in_place(s, b, n, skip, (size_t)(eol - b))
@@ -6292,6 +6332,7 @@ typedef struct {
 typedef struct {
     rs_walk w;
     uint32_t json_off; /* where the JSON object starts in the event */
+    uint32_t line_len; /* its event line, with the '\n' */
     unsigned n_holes;  /* > RSF_MAX_HOLES: too many, not kept */
     unsigned seq_hole; /* the sequence number's hole, or RSF_MAX_HOLES */
     int seq_ok;        /* its digits are a plain integer: one can be added */
@@ -6591,8 +6632,8 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
         const rs_template *tpl = (const rs_template *)fc->state;
         rs_walk w;
         size_t i = rs_template_match(fc->bytes.p, fc->bytes.len, tpl, b, n, &w);
-        if (i == RS_ENDED)
-            return 0;
+        if (i == RS_ENDED) /* no line end past the event line: wait */
+            return pt_fast_wait(s, n, n >= tpl->line_len ? tpl->line_len : 0);
         /* (a sequence number of another length: a walk makes a new template) */
         if (i && !w.seq_moved && w.o <= RS_MAX_OUTPUT &&
             (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
@@ -6640,6 +6681,7 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     if (tpl.n_holes <= RSF_MAX_HOLES && i <= UINT32_MAX) {
         tpl.w = w;
         tpl.json_off = (uint32_t)i;
+        tpl.line_len = (uint32_t)name_e + 1;
         /* the sentinel: after every byte */
         tpl.holes[tpl.n_holes] = (rs_hole){UINT32_MAX, UINT32_MAX, RSH_STR, 0};
         pt_fcache_store(s, PANTO_WIRE_OPENAI_RESPONSES, b, i + end, &tpl, sizeof tpl);

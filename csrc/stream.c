@@ -824,6 +824,28 @@ static int in_place(panto_stream *s, const uint8_t *b, size_t n, size_t skip, si
     return dispatch(s, &se) != 0 ? -1 : 1;
 }
 
+/* pt_sse_find_eol for a long stretch: 64 bytes a round, one branch (a
+ * `.done` event of the Responses wire repeats a whole text on one data
+ * line, tens of kilobytes searched as they arrive). */
+static const uint8_t *find_eol_long(const uint8_t *p, size_t n) {
+#if defined(__SSE2__) && !defined(PANTO_NO_SIMD)
+    const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    for (; n >= 64; p += 64, n -= 64) {
+        __m128i v0 = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+        __m128i v2 = _mm_loadu_si128((const __m128i *)(const void *)(p + 32));
+        __m128i v3 = _mm_loadu_si128((const __m128i *)(const void *)(p + 48));
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v0, lf), _mm_cmpeq_epi8(v0, cr)),
+                                 _mm_or_si128(_mm_cmpeq_epi8(v1, lf), _mm_cmpeq_epi8(v1, cr)));
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v2, lf), _mm_cmpeq_epi8(v2, cr)));
+        m = _mm_or_si128(m, _mm_or_si128(_mm_cmpeq_epi8(v3, lf), _mm_cmpeq_epi8(v3, cr)));
+        if (_mm_movemask_epi8(m))
+            break; /* in these 64: found below */
+    }
+#endif
+    return pt_sse_find_eol(p, n);
+}
+
 static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     static const char an_head[] = "event: content_block_delta\n";
     size_t skip = 0;
@@ -842,7 +864,10 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
     size_t from = skip;
     if (s->defer_at == at && s->defer_from > skip && s->defer_from <= n)
         from = s->defer_from;
-    const uint8_t *eol = pt_sse_find_eol(b + from, n - from);
+    /* (only after an event line: a chat or Anthropic delta cut by the end
+     * of the input leaves a few hundred bytes, searched as before) */
+    const uint8_t *eol = skip && n - from >= 256 ? find_eol_long(b + from, n - from)
+                                                 : pt_sse_find_eol(b + from, n - from);
     if (eol)
         return s->wire == PANTO_WIRE_OPENAI_RESPONSES && skip
                    ? in_place(s, b, n, skip, (size_t)(eol - b))

@@ -283,6 +283,21 @@ PT_INTERNAL int pt_responses_event(panto_stream *s, const sse_event *ev);
 PT_INTERNAL int pt_openai_fast(panto_stream *s, const uint8_t *b, size_t n);
 PT_INTERNAL int pt_anthropic_fast(panto_stream *s, const uint8_t *b, size_t n);
 PT_INTERNAL int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n);
+/* A fast path knows the n bytes at the start of the undecoded input to be
+ * an event it takes, cut by the end of the input, with no line end past
+ * its first `skip` bytes (its event line when they hold it, else 0): what
+ * fast_defer (stream.c) would find after searching them for one.  2 (wait
+ * for more input, as fast_defer does), or 0 when fast_defer would not wait
+ * (at end of input, over max_event_bytes, fast mode 2). */
+static inline int pt_fast_wait(panto_stream *s, size_t n, size_t skip)
+{
+    if (s->eof || n > s->sse.max_event_bytes || s->fast != 1)
+        return 0;
+    s->defer_at = s->in_base + s->in_off;
+    s->defer_from = n;
+    s->in_defer = skip;
+    return 2;
+}
 /* The same for an event the general SSE parser dispatched (split across
  * feeds, CR line ends, comments, several data lines, ...): its JSON text
  * only.  1 (decoded), -1 (decoded, error set) or 0 (general path). */

@@ -663,6 +663,7 @@ typedef struct {
 typedef struct {
     rs_walk w;
     uint32_t json_off; /* where the JSON object starts in the event */
+    uint32_t line_len; /* its event line, with the '\n' */
     unsigned n_holes;  /* > RSF_MAX_HOLES: too many, not kept */
     unsigned seq_hole; /* the sequence number's hole, or RSF_MAX_HOLES */
     int seq_ok;        /* its digits are a plain integer: one can be added */
@@ -962,8 +963,8 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
         const rs_template *tpl = (const rs_template *)fc->state;
         rs_walk w;
         size_t i = rs_template_match(fc->bytes.p, fc->bytes.len, tpl, b, n, &w);
-        if (i == RS_ENDED)
-            return 0;
+        if (i == RS_ENDED) /* no line end past the event line: wait */
+            return pt_fast_wait(s, n, n >= tpl->line_len ? tpl->line_len : 0);
         /* (a sequence number of another length: a walk makes a new template) */
         if (i && !w.seq_moved && w.o <= RS_MAX_OUTPUT &&
             (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
@@ -1011,6 +1012,7 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
     if (tpl.n_holes <= RSF_MAX_HOLES && i <= UINT32_MAX) {
         tpl.w = w;
         tpl.json_off = (uint32_t)i;
+        tpl.line_len = (uint32_t)name_e + 1;
         /* the sentinel: after every byte */
         tpl.holes[tpl.n_holes] = (rs_hole){UINT32_MAX, UINT32_MAX, RSH_STR, 0};
         pt_fcache_store(s, PANTO_WIRE_OPENAI_RESPONSES, b, i + end, &tpl, sizeof tpl);
