@@ -111,28 +111,24 @@ static inline int is_ws(uint8_t c) { return c == ' ' || c == '\n' || c == '\r' |
                 i++;                                \
     } while (0)
 
-static inline int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+/* One more than the value of each hex digit, 0 for any other byte. */
+static const uint8_t HEXVAL1[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
+    ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+    ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16};
 
-/* Four hex digits at s[0..4) (caller checked they exist); -1 if not hex. */
+/* Four hex digits at s[0..4) (caller checked they exist); -1 if not hex.
+ * Table lookups, no branch a digit: the digits and letters of \u escapes
+ * (text that some serializers send all as escapes past ASCII) mispredicted
+ * a chain of compares about once an escape. */
 static inline long hex4(const uint8_t *s)
 {
-    long v = 0;
-    for (int k = 0; k < 4; k++) {
-        int h = hexval(s[k]);
-        if (h < 0)
-            return -1;
-        v = v * 16 + h;
-    }
-    return v;
+    int h0 = HEXVAL1[s[0]] - 1, h1 = HEXVAL1[s[1]] - 1, h2 = HEXVAL1[s[2]] - 1,
+        h3 = HEXVAL1[s[3]] - 1;
+    if ((h0 | h1 | h2 | h3) < 0)
+        return -1;
+    return (long)((h0 << 12) | (h1 << 8) | (h2 << 4) | h3);
 }
 
 #ifdef PT_SSE2
