@@ -839,11 +839,16 @@ static PT_HOT_INLINE int rs_fast_apply(panto_stream *s, const uint8_t *p, const 
 
 /* The event at b[0..n) against the template t[0..tl): the index just
  * past its JSON object with *w filled, or 0 when it differs from the
- * template outside the values (or a new value is not valid: a walk
+ * template outside the values (or a new number in it is not valid: a walk
  * decides then), or RS_ENDED when b[0..n) equals a prefix of the template
  * outside the values compared so far (the event is cut by the end of the
  * input: not worth a walk). */
 #define RS_ENDED SIZE_MAX
+/* ... or RS_NO_WALK when a string value of the event that differs from the
+ * template's is not valid up to its closing quote (most often: the input
+ * ends in it): a walk, reading the same bytes up to the same value, would
+ * fail there too. */
+#define RS_NO_WALK (SIZE_MAX - 1)
 static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *tpl,
                                 const uint8_t *b, size_t n, rs_walk *w) {
     const rs_hole *hole = tpl->holes;
@@ -881,7 +886,7 @@ static size_t rs_template_match(const uint8_t *t, size_t tl, const rs_template *
         int esc = 0;
         if (hole->kind <= RSH_DELTA) {
             if (pt_json_scan_str(b, n, &e, &esc) != 0)
-                return 0;
+                return RS_NO_WALK;
             if (hole->kind == RSH_DELTA) {
                 w->st = st - tpl->json_off;
                 w->e = e - tpl->json_off;
@@ -965,6 +970,8 @@ int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n) {
         size_t i = rs_template_match(fc->bytes.p, fc->bytes.len, tpl, b, n, &w);
         if (i == RS_ENDED) /* no line end past the event line: wait */
             return pt_fast_wait(s, n, n >= tpl->line_len ? tpl->line_len : 0);
+        if (i == RS_NO_WALK)
+            return 0;
         /* (a sequence number of another length: a walk makes a new template) */
         if (i && !w.seq_moved && w.o <= RS_MAX_OUTPUT &&
             (w.type != RSF_TEXT || w.c <= RS_MAX_PART)) {
