@@ -1013,6 +1013,7 @@ static void test_responses_repeated_text(void) {
         {"caf\xc3\xa9", "caf\xed\xa0\x80", 1}, /* an encoded surrogate */
         {"\\ud83d\\ude00", "\\ud83d", 1},      /* a lone surrogate */
         {"line\\n", "line\n", 1},              /* a raw control byte */
+        {"line\\n", "line\r", 1},              /* ... a CR: it ends the long data line */
         {"tab\\t", "tab\t", 1},
         {"\\u0001", "\\u00x1", 1},             /* a bad escape */
         {"sl\\/", "sl\\q", 1},
