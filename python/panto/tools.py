@@ -199,17 +199,50 @@ def default_tool_pool() -> ThreadPoolExecutor:
         return _pool
 
 
+def _settle(fut: Any, ok: bool, value: Any) -> None:
+    if not fut.done():  # (cancelled: the waiter went away, the work finished)
+        if ok:
+            fut.set_result(value)
+        else:
+            fut.set_exception(value)
+
+
 async def run_in_pool(executor: Executor | None, fn: Callable[..., T], *args: Any) -> T:
     """``await fn(*args)`` on a thread of ``executor`` (None: the default
     tool pool), with the caller's context variables (as
-    ``asyncio.to_thread``).  If the wait is cancelled, the thread still
-    finishes ``fn``."""
+    ``asyncio.to_thread``).  If the wait is cancelled before ``fn`` starts,
+    it never runs; once started, the thread still finishes it.
+
+    Not ``loop.run_in_executor``: its result crosses two futures chained by
+    callbacks (three loop callbacks a call); here the worker settles the
+    awaited future with one -- about a third less of the loop's CPU a call
+    (2,000 concurrent calls: 44-66 -> 27-48 us on 3.10 and 3.11), paid by
+    every tool call, store write, hook and turn opening of hundreds of
+    sessions."""
     import asyncio
     import contextvars
 
-    ctx = contextvars.copy_context()
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(executor or default_tool_pool(), ctx.run, fn, *args)
+    fut = loop.create_future()
+    ctx = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            value: Any = ctx.run(fn, *args)
+            ok = True
+        except BaseException as e:  # noqa: BLE001 -- handed to the waiter
+            value, ok = e, False
+        try:
+            loop.call_soon_threadsafe(_settle, fut, ok, value)
+        except RuntimeError:  # the loop closed: nobody waits any more
+            pass
+
+    started = (executor or default_tool_pool()).submit(work)
+    try:
+        return await fut  # type: ignore[no-any-return]
+    except asyncio.CancelledError:
+        started.cancel()  # (still queued: it never runs)
+        raise
 
 
 class Tool(ABC):

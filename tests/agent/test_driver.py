@@ -156,15 +156,20 @@ def test_a_turn_hops_to_a_worker_thread_only_to_write_the_store(
     assert (CountingExecutor.submitted > 0) is with_store
 
 
-def test_run_blocking_keeps_the_context_raises_and_survives_a_cancelled_wait() -> None:
+def test_run_blocking_keeps_the_context_raises_and_survives_a_cancelled_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """``io_async.run_blocking`` (the driver's hop to a worker thread, one
     loop callback a hop): the work runs in a copy of the caller's context
-    off the loop's thread, its exception reaches the waiter, and a
-    cancelled wait leaves the work to finish."""
+    off the loop's thread, its exception reaches the waiter, a cancelled
+    wait leaves started work to finish, and work still queued when its wait
+    is cancelled never runs (as with ``asyncio.to_thread``)."""
     import contextvars
 
+    monkeypatch.setattr(io_async, "_pool", ThreadPoolExecutor(1))  # one thread: a queue
     var: contextvars.ContextVar[str] = contextvars.ContextVar("var", default="unset")
     finished = threading.Event()
+    queued_ran = threading.Event()
 
     def where() -> tuple[str, bool]:
         return var.get(), threading.current_thread() is threading.main_thread()
@@ -182,10 +187,15 @@ def test_run_blocking_keeps_the_context_raises_and_survives_a_cancelled_wait() -
         with pytest.raises(KeyError, match="from the worker"):
             await io_async.run_blocking(fail)
         task = asyncio.ensure_future(io_async.run_blocking(slow))
+        queued = asyncio.ensure_future(io_async.run_blocking(queued_ran.set))
         await asyncio.sleep(0.05)
         task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
+        queued.cancel()
+        for t in (task, queued):
+            with pytest.raises(asyncio.CancelledError):
+                await t
 
     asyncio.run(main())
     assert finished.wait(2.0)  # the thread still finished its work
+    io_async._pool.shutdown(wait=True)  # noqa: SLF001 -- (the test's own pool)
+    assert not queued_ran.is_set()  # cancelled before it started: never ran

@@ -42,6 +42,10 @@ return {
     panto.ext.register_tool{name = "spin_forever", handler = function()
       while true do end
     end}
+    -- no Lua runs while it sleeps: the asyncio deadline ends it, not the hook
+    panto.ext.register_tool{name = "napper", timeout = 0.3, handler = function()
+      panto.time.sleep(30000)  -- ms
+    end}
     panto.ext.register_tool{name = "ok", handler = function() return "fine" end}
   end,
 }
@@ -69,7 +73,7 @@ def _call(src: LuaToolSource, name: str) -> tuple[float, str, bool]:
     return time.monotonic() - t0, out.content, out.is_error
 
 
-@pytest.mark.parametrize("tool", ["spin", "stubborn", "in_coroutine", "in_task"])
+@pytest.mark.parametrize("tool", ["spin", "stubborn", "in_coroutine", "in_task", "napper"])
 def test_timeout_interrupts_a_busy_loop(spin_rt: LuaRuntime, tool: str) -> None:
     src = LuaToolSource(spin_rt)
     dt, content, is_error = _call(src, tool)

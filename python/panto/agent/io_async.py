@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..tools import CancelToken, ToolOutput
+from ..tools import CancelToken, ToolOutput, run_in_pool
 from . import dispatch
 from .driver import TIMED_OUT, Driver
 
@@ -29,8 +29,10 @@ _pool_lock = threading.Lock()
 
 
 def _workers() -> Any:
-    """The worker threads of ``run_blocking``: as many as asyncio's
-    default executor has (min(32, CPUs + 4)), made on first use."""
+    """The worker threads of ``run_blocking`` (the store, hooks; apart from
+    the tools' pool, so that busy tools do not hold up a turn's writes): as
+    many as asyncio's default executor has, min(32, CPUs + 4), made on
+    first use."""
     global _pool
     if _pool is None:
         with _pool_lock:
@@ -43,44 +45,12 @@ def _workers() -> Any:
     return _pool
 
 
-def _settle(fut: Any, ok: bool, value: Any) -> None:
-    if not fut.done():  # (cancelled: the waiter went away, the work finished)
-        if ok:
-            fut.set_result(value)
-        else:
-            fut.set_exception(value)
-
-
 async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` in a worker thread, in a copy of the caller's context
-    (as ``asyncio.to_thread``).  If the wait is interrupted, the thread
-    still finishes.
-
-    Not ``asyncio.to_thread``: its result crosses two futures chained by
-    callbacks (three loop callbacks a hop); here the worker settles the
-    awaited future with one.  On the loop's thread that is about a third
-    less CPU a hop (measured: 44-66 -> 27-48 us on 3.10 and 3.11), paid by
-    every store write, hook and turn opening of hundreds of sessions."""
-    import asyncio
-    import contextvars
-
-    loop = asyncio.get_running_loop()
-    fut = loop.create_future()
-    ctx = contextvars.copy_context()
-
-    def work() -> None:
-        try:
-            value: Any = ctx.run(fn, *args)
-            ok = True
-        except BaseException as e:  # noqa: BLE001 -- handed to the waiter
-            value, ok = e, False
-        try:
-            loop.call_soon_threadsafe(_settle, fut, ok, value)
-        except RuntimeError:  # the loop closed: nobody waits any more
-            pass
-
-    _workers().submit(work)
-    return await fut  # type: ignore[no-any-return]
+    (``tools.run_in_pool``: one loop callback a hop, where
+    ``asyncio.to_thread`` takes three).  If the wait is cancelled before
+    ``fn`` starts, it never runs; once started, the thread finishes it."""
+    return await run_in_pool(_workers(), fn, *args)
 
 
 async def wait_cancelled(cancel: threading.Event, seconds: float) -> bool:
