@@ -872,10 +872,7 @@ static int fast_defer(panto_stream *s, const uint8_t *b, size_t n) {
         return s->wire == PANTO_WIRE_OPENAI_RESPONSES && skip
                    ? in_place(s, b, n, skip, (size_t)(eol - b))
                    : 0;
-    s->defer_at = at;
-    s->defer_from = n;
-    s->in_defer = skip;
-    return 2;
+    return pt_fast_wait(s, n, skip);
 }
 
 /* The wire's fast path for the event at the start of the undecoded input:

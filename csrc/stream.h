@@ -288,7 +288,8 @@ PT_INTERNAL int pt_responses_fast(panto_stream *s, const uint8_t *b, size_t n);
  * its first `skip` bytes (its event line when they hold it, else 0): what
  * fast_defer (stream.c) would find after searching them for one.  2 (wait
  * for more input, as fast_defer does), or 0 when fast_defer would not wait
- * (at end of input, over max_event_bytes, fast mode 2). */
+ * (at end of input, over max_event_bytes, fast mode 2).  fast_defer ends
+ * with it too: one place sets the wait. */
 static inline int pt_fast_wait(panto_stream *s, size_t n, size_t skip)
 {
     if (s->eof || n > s->sse.max_event_bytes || s->fast != 1)
