@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from panto.agent import Agent
 from panto.app import Host
 from panto.config import Config
 from panto.conversation import Text
@@ -148,3 +149,34 @@ def test_the_proxy_environment_is_read_at_a_urls_first_use(monkeypatch: pytest.M
     clients.close()
     assert isinstance(a, ahttp11.AsyncClient) and again is a
     assert not isinstance(other, ahttp11.AsyncClient)  # httpx's, which speaks to proxies
+
+
+def test_agent_aclose_closes_a_stream_the_caller_broke_out_of() -> None:
+    """``break`` out of ``async for ev in agent.run_async()`` leaves the
+    stream suspended, and its generator is in a reference cycle: its
+    connection stayed busy until a full garbage collection.  ``aclose()``
+    of the agent closes it now."""
+    import gc
+
+    clients = AsyncClients(4)
+    with ScriptedServer() as server:
+        server.push(Reply([Text("tok " * 50)], chunk=4, delay=0.02))
+
+        async def main() -> tuple[int, int]:
+            agent = Agent(config(server))
+            agent.http_clients = clients
+            agent.submit_user_message("hi")
+            async for _ev in agent.run_async():
+                break  # the stream is neither finished nor closed
+            pool = next(iter(clients.get(server.base_url("openai-chat"))._pools.values()))
+            busy = pool.open - len(pool.idle)
+            await agent.aclose()
+            return busy, pool.open - len(pool.idle)
+
+        gc.disable()  # the collector must not be what closes it
+        try:
+            busy_before, busy_after = asyncio.run(main())
+        finally:
+            gc.enable()
+    clients.close()
+    assert (busy_before, busy_after) == (1, 0)

@@ -756,7 +756,14 @@ class Agent:
             self._http = None
 
     async def aclose(self) -> None:
+        """``close()`` for async code; a turn the caller left suspended (it
+        broke out of ``async for`` without closing the stream) is closed
+        too, so its connection goes now, not when the garbage collector
+        finds the stream (it is in a reference cycle)."""
+        s = self._active
         self._cancel_active()
+        if isinstance(s, AsyncStream):
+            await s.aclose()
         if self._http is not None:
             self._http.close()
             self._http = None
