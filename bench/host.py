@@ -56,6 +56,10 @@ LOOP = "asyncio"
 #: same loop and clients, so the N connections are kept alive already (a
 #: long-running host's steady state: no connects)
 WARM = False
+#: ``--no-settle``: leave out ``panto.app.settle_after_startup()`` (the
+#: collector and descriptor table set up for a long-running server) after
+#: the warm-up stream
+SETTLE = True
 
 
 def run_loop(main: Awaitable[Result]) -> Result:
@@ -246,6 +250,10 @@ def child(client: str, n: int, url: str, server: int, loop: str, warm: bool) -> 
     LOOP = loop
     run = panto_run if client == "panto" else openai_run
     run(url, 1)
+    if SETTLE:  # as a server does once it has started (panto serve), for both clients
+        from panto.app import settle_after_startup
+
+        settle_after_startup()
     WARM = warm
     print(json.dumps(asdict(run(url, n, server))), flush=True)
 
@@ -254,7 +262,8 @@ def measure(client: str, n: int, url: str, server: int) -> Result:
     """A run of ``client`` at ``n`` in a process of its own."""
     out = subprocess.run(
         [sys.executable, str(HERE), "--child", client, str(n), url, str(server), LOOP]
-        + (["warm"] if WARM else ["cold"]),
+        + (["warm"] if WARM else ["cold"])
+        + (["settle"] if SETTLE else ["unsettled"]),
         capture_output=True,
         text=True,
         check=False,
@@ -280,14 +289,20 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="measure a second round of N streams on kept-alive connections (both clients)",
     )
-    ap.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="skip panto.app.settle_after_startup() after the warm-up (both clients)",
+    )
+    ap.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    global LOOP, WARM, SETTLE
     if args.child:
         c = args.child
+        SETTLE = c[6] == "settle"
         child(c[0], int(c[1]), c[2], int(c[3]), c[4], c[5] == "warm")
         return 0
-    global LOOP, WARM
-    LOOP, WARM = args.loop, args.warm
+    LOOP, WARM, SETTLE = args.loop, args.warm, not args.no_settle
     if LOOP == "uvloop":
         try:
             import uvloop  # noqa: F401
@@ -300,6 +315,7 @@ def main(argv: list[str] | None = None) -> int:
         f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
         f"load {os.getloadavg()[0]:.1f}, loop: {LOOP}"
         + (", warm: kept-alive connections from an unmeasured round of N" if WARM else "")
+        + (", settled (panto.app.settle_after_startup)" if SETTLE else ", not settled")
     )
     try:
         import openai  # noqa: F401 - the bench extra

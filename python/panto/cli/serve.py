@@ -203,14 +203,9 @@ async def _serve(config: object, settings: object, sock: socket.socket) -> int:
         task.result()
         print("panto serve: could not start (see above)", file=sys.stderr)
         return 1
-    # what start-up made lives as long as the process: out of the
-    # collector's way (a full collection walked all of it at every pass),
-    # and fewer young-generation passes (each one walked every live stream)
-    import gc
+    from ..app import settle_after_startup
 
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 10, 10)
+    settle_after_startup()
     bound = server.servers[0].sockets[0].getsockname()
     host = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
     print(f"panto serve: listening on http://{host}:{bound[1]}", flush=True)
