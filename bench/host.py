@@ -24,6 +24,7 @@ another freed.
     python bench/host.py --n 1 16 --quick
     python bench/host.py --loop uvloop   # both clients on uvloop (panto[uvloop])
     python bench/host.py --warm          # on the N connections a first round left open
+    python bench/host.py --modes paced --paced-events 250   # 5 s streams
 
 Targets (issue 24) at N = 256: >= 200k events/s per core in a burst, >= 95%
 of the ideal rate and a time-to-first-event p99 <= 100 ms when paced,
@@ -277,6 +278,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1, 16, 64, 256])
     ap.add_argument("--quick", action="store_true", help="fewer events per stream")
+    ap.add_argument(
+        "--paced-events",
+        type=int,
+        default=50,
+        metavar="M",
+        help="events per paced stream (50: a 1 s stream, where the start of the N "
+        "streams weighs on the ideal rate as much as the pace does)",
+    )
     ap.add_argument("--modes", nargs="+", default=["burst", "paced"])
     ap.add_argument(
         "--loop",
@@ -325,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         have_openai = True
     for mode in args.modes:
-        n_events = (200 if args.quick else 1000) if mode == "burst" else (25 if args.quick else 50)
+        paced = 25 if args.quick else args.paced_events
+        n_events = (200 if args.quick else 1000) if mode == "burst" else paced
         delay = 1 / rate if mode == "paced" else 0.0
         proc, url = serve(n_events, delay)
         try:
