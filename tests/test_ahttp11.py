@@ -589,3 +589,89 @@ def test_a_connect_nobody_answers_is_a_connect_timeout() -> None:
         for s in fill:
             s.close()
         srv.close()
+
+
+def test_a_name_is_looked_up_once_for_a_burst_of_connects_and_again_after_its_ttl(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """asyncio looks a host name up for every connection, each in a thread
+    of the default executor: 20 sessions connecting at once to one provider
+    made 20 lookups.  The client looks a name up once and keeps the
+    addresses for ``DNS_TTL``; connects meanwhile wait for that lookup."""
+    monkeypatch.setattr(ahttp11, "DNS_TTL", 0.5)
+
+    def answer(conn: socket.socket, n: int) -> bool:
+        time.sleep(0.05)  # the connections overlap
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok")
+        return False
+
+    srv = OneShotServer(answer)
+    url = f"http://localhost:{srv.port}/v1/x"
+
+    async def main() -> tuple[int, int]:
+        loop = asyncio.get_running_loop()
+        lookups = 0
+        real = loop.getaddrinfo
+
+        async def counted(*a: Any, **kw: Any) -> Any:
+            nonlocal lookups
+            lookups += 1
+            return await real(*a, **kw)
+
+        loop.getaddrinfo = counted  # type: ignore[method-assign]
+        async with ahttp11.AsyncClient() as client:
+
+            async def one() -> bytes:
+                return await body(await send(client, url))
+
+            got = await asyncio.gather(*(one() for _ in range(20)))
+            assert got == [b"ok"] * 20
+            first = lookups
+            await asyncio.sleep(0.6)  # past the TTL: the next connect looks up again
+            assert await body(await send(client, url)) == b"ok"
+            return first, lookups
+
+    try:
+        first, total = run(main)
+        assert srv.connections == 21  # each answer closed its connection
+        assert (first, total) == (1, 2)
+    finally:
+        srv.close()
+
+
+def test_a_failed_lookup_is_not_kept_and_every_address_is_tried() -> None:
+    """A lookup that fails fails its connects (a ``ConnectError`` naming
+    why) and is not kept: the next connect looks up again; of a name's
+    addresses, one that refuses is skipped for the next."""
+    srv = OneShotServer(
+        lambda conn, n: conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok") or True
+    )
+    url = f"http://panto-test.invalid:{srv.port}/v1/x"
+
+    async def main() -> tuple[str, bytes, int]:
+        loop = asyncio.get_running_loop()
+        calls = 0
+
+        async def fake(host: str, port: int, **kw: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+            tcp = (socket.AF_INET, socket.SOCK_STREAM, 6, "")
+            # nothing listens on 127.0.0.2 (the server is bound to 127.0.0.1)
+            return [(*tcp, ("127.0.0.2", port)), (*tcp, ("127.0.0.1", port))]
+
+        loop.getaddrinfo = fake  # type: ignore[method-assign,assignment]
+        async with ahttp11.AsyncClient() as client:
+            with pytest.raises(http11.ConnectError) as info:
+                await send(client, url)
+            got = await body(await send(client, url))
+            return str(info.value), got, calls
+
+    try:
+        msg, got, calls = run(main)
+        assert "Temporary failure in name resolution" in msg
+        assert got == b"ok" and calls == 2
+        assert b"host: panto-test.invalid:" in srv.requests[0]
+    finally:
+        srv.close()

@@ -72,6 +72,34 @@ DEFAULT_MAX_CONNECTIONS = 512
 #: per read: ``StreamDecoder(merge_deltas=True)``).
 _ITER_BUDGET = 1024 * 1024
 _MIN_READ = 4 * 1024
+#: Seconds a host name's addresses are reused for new connections (aiohttp's
+#: default too).  asyncio looks a name up for every connection, each in a
+#: thread of the default executor: a burst of new sessions to one provider
+#: made hundreds of lookups where one answers them all.
+DNS_TTL = 10.0
+
+
+#: an address to connect to: (socket family, IP)
+_Addr = tuple[int, str]
+
+
+@lru_cache(maxsize=256)
+def _ip_literal(host: str) -> int | None:
+    """The socket family of an IP literal (``None``: a name to look up)."""
+    import ipaddress
+    import socket
+
+    try:
+        ip = ipaddress.ip_address(host.partition("%")[0])
+    except ValueError:
+        return None
+    return socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+
+
+def _is_tls_error(e: OSError) -> bool:
+    import ssl
+
+    return isinstance(e, (ssl.SSLError, ssl.CertificateError))
 
 
 class PoolTimeout(TimeoutException):
@@ -661,6 +689,10 @@ class AsyncClient:
         self.max_connections = max(1, max_connections)
         self._pools: dict[_Key, Pool] = {}
         self._reads = _ReadBuffer()
+        #: (host, port) -> (expiry on the loop's clock, addresses), and the
+        #: lookups under way (connects to the same name wait for the one)
+        self._dns: dict[tuple[str, int], tuple[float, list[_Addr]]] = {}
+        self._looking_up: dict[tuple[str, int], asyncio.Future[list[_Addr]]] = {}
         self.is_closed = False
 
     def _ssl_context(self) -> Any:
@@ -680,27 +712,83 @@ class AsyncClient:
         return p
 
     async def connect(self, key: _Key, timeout: float | None) -> _Conn:
-        """A new connection to ``key``'s origin (its pool calls this)."""
+        """A new connection to ``key``'s origin (its pool calls this): to
+        each of the host's addresses in turn (``_addresses``) until one
+        answers, as asyncio does with a name."""
         scheme, host, port = key
         loop = asyncio.get_running_loop()
         ssl_ctx = self._ssl_context() if scheme == "https" else None
-        connect = loop.create_connection(
-            lambda: _Conn(loop, self._reads),
-            host,
-            port,
-            ssl=ssl_ctx,
-            server_hostname=host if ssl_ctx is not None else None,
-        )
+        server_hostname = host if ssl_ctx is not None else None
         try:
             # (a deadline, not wait_for: no task and loop iteration of its own
             # for each of hundreds of connects on 3.10 and 3.11)
             async with deadline.timeout(timeout):
-                _, conn = await connect
+                addrs = await self._addresses(loop, host, port)
+                failed: list[OSError] = []
+                for family, ip in addrs:
+                    try:
+                        _, conn = await loop.create_connection(
+                            lambda: _Conn(loop, self._reads),
+                            ip,
+                            port,
+                            family=family,
+                            ssl=ssl_ctx,
+                            server_hostname=server_hostname,
+                        )
+                        return conn
+                    except OSError as e:
+                        if ssl_ctx is not None and _is_tls_error(e):
+                            raise  # the server answered: not an address to skip
+                        failed.append(e)
+                if addrs and addrs[0][1] != host:  # looked up: maybe moved
+                    self._dns.pop((host, port), None)
+                raise (
+                    failed[0]
+                    if len(failed) == 1
+                    else OSError(f"Multiple exceptions: {', '.join(str(e) for e in failed)}")
+                )
         except (asyncio.TimeoutError, TimeoutError):  # (two classes on 3.10)
             raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
         except OSError as e:  # ssl.SSLError (certificate verify failed...) included
             raise ConnectError(str(e) or type(e).__name__) from e
-        return conn
+
+    async def _addresses(
+        self, loop: asyncio.AbstractEventLoop, host: str, port: int
+    ) -> list[_Addr]:
+        """``host``'s addresses, in the resolver's order: an IP literal as
+        it is, a name looked up once per ``DNS_TTL`` (connects to it
+        meanwhile wait for that one lookup; a failed lookup is not kept)."""
+        literal = _ip_literal(host)
+        if literal is not None:
+            return [(literal, host)]
+        key = (host, port)
+        hit = self._dns.get(key)
+        if hit is not None and hit[0] > loop.time():
+            return hit[1]
+        fut = self._looking_up.get(key)
+        if fut is None:
+            fut = self._looking_up[key] = asyncio.ensure_future(self._look_up(loop, host, port))
+            # (its failure is each waiter's; seen, even when all gave up)
+            fut.add_done_callback(lambda f: f.cancelled() or f.exception())
+        # (shielded: a connect given up on does not cancel the others' lookup)
+        return await asyncio.shield(fut)
+
+    async def _look_up(self, loop: asyncio.AbstractEventLoop, host: str, port: int) -> list[_Addr]:
+        import socket
+
+        try:
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        finally:
+            self._looking_up.pop((host, port), None)
+        addrs: list[_Addr] = []
+        for family, *_, sockaddr in infos:
+            a = (int(family), str(sockaddr[0]))
+            if a not in addrs:
+                addrs.append(a)
+        if not addrs:
+            raise OSError(f"getaddrinfo() returned no address for {host}")
+        self._dns[(host, port)] = (loop.time() + DNS_TTL, addrs)
+        return addrs
 
     async def send(
         self,
