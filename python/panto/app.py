@@ -463,9 +463,11 @@ def _grow_fd_table(size: int) -> None:
     stalled.  A descriptor duplicated at the top (``F_DUPFD``: the lowest
     free one at or above it, so nothing open is touched) and closed again
     leaves the table that large."""
-    import fcntl
-    import resource
-
+    try:
+        import fcntl
+        import resource
+    except ImportError:  # not a POSIX system: no such table to grow
+        return
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     top = min(size, soft if soft != resource.RLIM_INFINITY else size) - 1
     if top < 64:  # the table a process starts with
