@@ -675,3 +675,31 @@ def test_a_failed_lookup_is_not_kept_and_every_address_is_tried() -> None:
         assert b"host: panto-test.invalid:" in srv.requests[0]
     finally:
         srv.close()
+
+
+def test_a_name_whose_addresses_all_refuse_is_looked_up_again() -> None:
+    """Every address of a kept lookup refusing: the addresses may have moved,
+    so the next connect looks the name up again instead of waiting out
+    ``DNS_TTL``."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        calls = 0
+
+        async def fake(host: str, port: int, **kw: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+
+        loop.getaddrinfo = fake  # type: ignore[method-assign,assignment]
+        async with ahttp11.AsyncClient() as client:
+            for _ in range(2):
+                with pytest.raises(http11.ConnectError):
+                    await send(client, f"http://panto-test.invalid:{port}/v1/x")
+        return calls
+
+    assert run(main) == 2

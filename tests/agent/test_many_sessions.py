@@ -12,12 +12,13 @@ machine its 200 connection threads otherwise took the CPU the loop waits
 for.
 
 The stall is measured between ticks of a 5 ms timer: as wall time beyond
-the 5 ms (what a client would see) and as the loop thread's CPU time beyond
-them (the work the loop did in one go, which is what panto controls).  The
-CPU figure is always checked; the wall figure less the time the loop thread waited for a core
-(the kernel's schedstat ``run_delay``: on a shared 2-CPU machine the loop
-waits for a core, not for panto) is checked where the kernel keeps it, else
-the wall figure only when the machine has a core to spare.
+the 5 ms (what a client would see), as the loop thread's CPU time between
+the ticks (the work the loop did in one go, which is what panto controls),
+and as the wall stall less the time the loop thread waited for a core (the
+kernel's schedstat ``run_delay``, where it is kept).  The CPU figure and
+the last are always checked; the wall figure only when the machine has a
+core to spare (on a shared, overloaded machine the loop thread waits for a
+core, not for us).
 Measured on the 2-CPU dev machine (2026-12-05): see the xfail's reason.
 What is left in a stall is the loop iterations in which many sessions'
 steps coincide (their turns start together) and the young generation's
@@ -219,12 +220,10 @@ def test_200_sessions_in_one_loop_complete_and_never_touch_the_store_on_it(run: 
     "is left is loop iterations in which many sessions' steps coincide, not a blocking call",
 )
 def test_200_sessions_keep_the_loop_lag_under_50_ms(run: Run) -> None:
-    # (the CPU over a window counts its 5 ms period too: what is beyond it is the stall)
-    stall_cpu = run.cpu - 0.005
-    assert stall_cpu < MAX_LAG, f"the event loop ran {stall_cpu * 1000:.0f} ms of CPU past a tick"
+    assert run.cpu < MAX_LAG, f"the event loop ran {run.cpu * 1000:.0f} ms of CPU without a break"
     if run.own is not None:  # the stall, less the time the loop waited for a core
         assert run.own < MAX_LAG, f"the event loop stalled for {run.own * 1000:.0f} ms"
-    elif run.load < (os.cpu_count() or 1) * 0.75:
+    if run.load < (os.cpu_count() or 1) * 0.75:
         assert run.lag < MAX_LAG, f"the event loop stalled for {run.lag * 1000:.0f} ms"
 
 

@@ -740,13 +740,11 @@ class AsyncClient:
                         if ssl_ctx is not None and _is_tls_error(e):
                             raise  # the server answered: not an address to skip
                         failed.append(e)
-                if addrs and addrs[0][1] != host:  # looked up: maybe moved
+                if _ip_literal(host) is None:  # a name: its addresses may have moved
                     self._dns.pop((host, port), None)
-                raise (
-                    failed[0]
-                    if len(failed) == 1
-                    else OSError(f"Multiple exceptions: {', '.join(str(e) for e in failed)}")
-                )
+                if len(failed) == 1:
+                    raise failed[0]
+                raise OSError(f"Multiple exceptions: {', '.join(map(str, failed))}")
         except (asyncio.TimeoutError, TimeoutError):  # (two classes on 3.10)
             raise ConnectTimeout(f"timed out connecting to {host}:{port}") from None
         except OSError as e:  # ssl.SSLError (certificate verify failed...) included
