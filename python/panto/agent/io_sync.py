@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..events import Event
     from .turn import ToolRound, Turn, TurnContext
 
-__all__ = ["Base", "Inbox", "run_blocking", "step_guard", "wait_cancelled"]
+__all__ = ["Base", "Inbox", "admit_request", "run_blocking", "step_guard", "wait_cancelled"]
 
 T = TypeVar("T")
 
@@ -30,6 +30,10 @@ POLL = 0.2
 
 def run_blocking(fn: Callable[..., T], *args: Any) -> T:
     return fn(*args)
+
+
+def admit_request() -> None:
+    """(A sync turn has its thread to itself: nothing to share.)"""
 
 
 def wait_cancelled(cancel: threading.Event, seconds: float) -> bool:

@@ -93,11 +93,16 @@ class AsyncStream(io.Base):
             if self._open_blocks:
                 turn = await io.run_blocking(self._begin)
             else:
+                await io.admit_request()  # (see below; its request goes on in this slice)
                 turn = self._begin()
             while True:
                 await self._persist()  # before a request or a compaction: in order
                 phase = turn.phase
                 if phase is REQUESTING:
+                    # many sessions' requests starting at once (their turns
+                    # began together, or their tool results came back
+                    # together) take turns with the rest of the loop
+                    await io.admit_request()
                     if turn.compaction_due():
                         yield turn.compaction_start()
                         end = await self._compact(turn)

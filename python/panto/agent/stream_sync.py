@@ -81,11 +81,16 @@ class Stream(io.Base):
             if self._open_blocks:
                 turn = io.run_blocking(self._begin)
             else:
+                io.admit_request()  # (see below; its request goes on in this slice)
                 turn = self._begin()
             while True:
                 self._persist()  # before a request or a compaction: in order
                 phase = turn.phase
                 if phase is REQUESTING:
+                    # many sessions' requests starting at once (their turns
+                    # began together, or their tool results came back
+                    # together) take turns with the rest of the loop
+                    io.admit_request()
                     if turn.compaction_due():
                         yield turn.compaction_start()
                         end = self._compact(turn)
