@@ -473,18 +473,25 @@ def test_a_request_without_a_model_says_it_is_missing(served: Served) -> None:
 
 
 def test_a_provider_without_a_key_tells_the_client_the_server_lacks_it(served: Served) -> None:
-    with pytest.raises(openai.NotFoundError) as e:
+    with pytest.raises(openai.InternalServerError) as e:
         oa(served).chat.completions.create(
             model="anthropic/claude-sonnet-4-5", messages=[{"role": "user", "content": "x"}]
         )
+    assert e.value.status_code == 500  # the server's set-up: not a model that does not exist
     msg = str(e.value)
     assert "panto serve has no API key for provider 'anthropic'" in msg
     assert "set ANTHROPIC_API_KEY in panto serve's environment" in msg and "restart" in msg
-    with pytest.raises(anthropic.NotFoundError) as e2:
+    with pytest.raises(anthropic.InternalServerError) as e2:
         an(served).messages.create(
             model="openai/gpt-4.1", max_tokens=5, messages=[{"role": "user", "content": "x"}]
         )
+    assert e2.value.status_code == 500
     assert "set OPENAI_API_KEY in panto serve's environment" in str(e2.value)
+    # a provider that does not exist is the client's mistake: still a 404
+    with pytest.raises(openai.NotFoundError, match="unknown provider 'nosuch'"):
+        oa(served).chat.completions.create(
+            model="nosuch/m", messages=[{"role": "user", "content": "x"}]
+        )
     assert "client-key" not in served.log()
 
 

@@ -181,10 +181,16 @@ class Proxy:
         if t is None:
             try:
                 cfg = self.config.with_model(spec)
+            except ConfigError as e:  # (no such provider)
+                raise ProxyError(404, f"model {spec!r}: {e}", "not_found_error") from None
+            try:
                 _require_key(cfg)
                 provider = make_provider(cfg)
             except ConfigError as e:
-                raise ProxyError(404, f"model {spec!r}: {e}", "not_found_error") from None
+                # the server's own set-up, not the client's request: a 404
+                # told the client the model did not exist (both SDKs raised
+                # NotFoundError)
+                raise ProxyError(500, f"model {spec!r}: {e}", "api_error") from None
             t = self._targets[spec] = Target(spec, cfg, provider)
         return t
 
