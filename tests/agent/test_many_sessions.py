@@ -32,8 +32,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -42,7 +40,7 @@ from typing import Any
 
 import pytest
 from support.agent import make_config
-from support.loop import IterationClock
+from support.loop import ChildServer, IterationClock, child_server
 
 from panto.agent import Agent, Session
 from panto.app import settle_after_startup
@@ -75,27 +73,6 @@ class OffLoopStore(MemoryStore):
         return super().append_messages(messages, **kw)
 
 
-SERVE = """
-import os, sys
-os.nice(19)  # a stand-in for a provider elsewhere: the loop under test comes first
-from panto.testing import ScriptedServer, echo_responder
-s = ScriptedServer(responder=echo_responder).start()
-print(s.port, flush=True)
-sys.stdin.read()
-"""
-
-
-class ChildServer:
-    """The mock model's server in a child process (its threads, one per
-    connection, must not compete with the loop for this process's GIL)."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-
-    def base_url(self, wire: str) -> str:
-        return f"http://127.0.0.1:{self.port}" + ("/v1" if wire == "openai-chat" else "")
-
-
 @dataclass
 class Run:
     sessions: list[Session]
@@ -111,17 +88,8 @@ class Run:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ChildServer]:
-    """The mock model's server in a child process (its threads, one per
-    connection, must not compete with the loop for this process's GIL)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert proc.stdout is not None
-        yield ChildServer(int(proc.stdout.readline()))
-    finally:
-        proc.kill()
-        proc.wait()
+    with child_server() as s:
+        yield s
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
-"""The async driver's request starts take the event loop a slice at a time
-(``io_async.admit_request``): many turns starting together no longer run
-every start in one loop iteration, in which nothing else on the loop runs.
+"""Request starts take the event loop a slice at a time
+(``panto.start_gate.admit``; the async driver calls it as
+``io_async.admit_request``): many starting together no longer run every
+start in one loop iteration, in which nothing else on the loop runs.
 
 The gate alone: starts made of a busy wait stand for a turn's opening,
 request body and connect (0.1-0.3 ms of CPU each, measured)."""
@@ -14,6 +15,7 @@ from typing import Any
 
 from support.loop import IterationClock
 
+from panto import start_gate
 from panto.agent import io_async
 
 #: a start's CPU here: 100 of them in one iteration would hold the loop 50 ms
@@ -73,7 +75,7 @@ def test_a_start_alone_goes_at_once_and_so_does_its_task_again_in_its_slice() ->
     async def main() -> tuple[bool, bool, bool]:
         late = asyncio.ensure_future(other())  # runs after main's step, in this iteration
         first = finishes_at_once(io_async.admit_request())
-        busy(2 * io_async.START_SLICE)  # past the slice
+        busy(2 * start_gate.START_SLICE)  # past the slice
         again = finishes_at_once(io_async.admit_request())
         return first, again, await late
 
@@ -115,7 +117,7 @@ def test_each_event_loop_has_its_own_gate() -> None:
 
     async def main() -> None:
         await io_async.admit_request()
-        busy(2 * io_async.START_SLICE)
+        busy(2 * start_gate.START_SLICE)
         t = threading.Thread(target=in_another_loop)
         t.start()
         t.join()

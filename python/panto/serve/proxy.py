@@ -43,6 +43,7 @@ from ..providers.codec import (
     response_body,
 )
 from ..providers.transport import aiter_reads
+from ..start_gate import admit
 from .settings import ApiKey, ServeSettings
 from .wire_errors import error_body, error_status
 
@@ -300,6 +301,7 @@ class Proxy:
     ) -> tuple[int, dict[str, str], bytes | AsyncIterator[bytes]]:
         """Status, headers and body (bytes, or a stream of bytes)."""
         started = time.monotonic()
+        await admit()  # a burst of clients' requests takes turns with the loop
         try:
             raw = json.loads(raw_bytes or b"null")
         except ValueError as e:
