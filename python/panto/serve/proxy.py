@@ -336,6 +336,7 @@ class Proxy:
 
     async def _collect(self, target: Target, resp: Any, outcome: Outcome) -> Message:
         from ..decoder import StreamDecoder
+        from ..providers import transport as tp
 
         dec = StreamDecoder(target.wire)
         message: Message | None = None
@@ -344,9 +345,9 @@ class Proxy:
             async for chunk in aiter_reads(resp):
                 dec.feed(chunk)
                 del chunk  # (copied: not held while the next read waits)
-                for ev in dec:
-                    if isinstance(ev, MessageComplete):
-                        message, outcome.usage = ev.message, ev.usage
+                done = _completion(dec)
+                if done is not None:
+                    message, outcome.usage = done.message, done.usage
             dec.close()
         except ProviderError as e:
             outcome.status, outcome.http_status = "error", 502
@@ -355,6 +356,10 @@ class Proxy:
         except (TruncatedStream, DecodeError) as e:
             outcome.status, outcome.http_status = "error", 502
             raise ProxyError(502, f"upstream {target.spec}: {e}") from None
+        except tp.errors() as e:  # the connection failed mid-body (a cut, a reset)
+            outcome.status, outcome.http_status = "error", 502
+            msg = f"upstream {target.spec}: {type(e).__name__}: {e}"
+            raise ProxyError(502, redact(msg, target.provider.secrets)) from None
         finally:
             self.inflight -= 1
             await resp.aclose()
@@ -371,19 +376,26 @@ class Proxy:
         dec = StreamDecoder(target.wire)
         enc = make_encoder(client_wire, model=parsed.model)
         remember = client_wire == "openai-chat" and target.wire == "anthropic-messages"
+
+        def take(out: list[bytes]) -> None:
+            # one read's events: the usage noted, cross-wire encoded into
+            # ``out`` (a function of its own, so that its loop's last event,
+            # a delta's text, is not held while the next read waits)
+            for ev in dec:
+                if isinstance(ev, MessageComplete):
+                    outcome.usage = ev.usage
+                    if remember:
+                        self.signatures.remember(ev.message)
+                if not same:
+                    out += enc.encode(_usage_for(client_wire, ev))
+
         self.inflight += 1
         try:
             async for chunk in aiter_reads(resp):
                 dec.feed(chunk)
                 out: list[bytes] = []
                 try:
-                    for ev in dec:
-                        if isinstance(ev, MessageComplete):
-                            outcome.usage = ev.usage
-                            if remember:
-                                self.signatures.remember(ev.message)
-                        if not same:
-                            out += enc.encode(_usage_for(client_wire, ev))
+                    take(out)
                 except ProviderError as e:  # an error event inside the 200 stream
                     outcome.status = "error"
                     # (same wire: the upstream's own bytes, its error event included)
@@ -520,6 +532,17 @@ def error_response(client_wire: str, e: ProxyError) -> tuple[int, dict[str, str]
         headers,
         error_body(client_wire, e.status, e.message, e.type),
     )
+
+
+def _completion(dec: Any) -> MessageComplete | None:
+    """The ``MessageComplete`` among one read's events, if there is one (a
+    function of its own, so that its loop's last event, a delta's text, is
+    not held while the next read waits)."""
+    done = None
+    for ev in dec:
+        if isinstance(ev, MessageComplete):
+            done = ev
+    return done
 
 
 def _has_key(p: Any) -> bool:

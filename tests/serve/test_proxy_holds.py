@@ -1,0 +1,139 @@
+"""While a proxied stream waits for the upstream's next read, the proxy
+keeps none of the last one: the decoder has its copy, and the relay (same
+wire: the upstream's bytes; cross-wire: the encoded events) and the
+collector (a non-streaming request) drop theirs before the next read.
+Hundreds of streams wait at once on a busy server, each with its last read."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import tracemalloc
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from panto.config import Config
+from panto.conversation import Text
+from panto.serve.proxy import Proxy
+from panto.serve.settings import ServeSettings
+from panto.testing import Reply, ScriptedServer, render_sse
+
+BIG = "x" * 50_000  # one delta: with the events around it, one read's worth
+
+
+def _client_bytes(tracemalloc_filters: list[Any]) -> int:
+    snap = tracemalloc.take_snapshot().filter_traces(tracemalloc_filters)
+    return sum(t.size for t in snap.traces)
+
+
+@pytest.mark.parametrize(
+    ("upstream", "client"),
+    [("openai-chat", "openai-chat"), ("anthropic-messages", "openai-chat")],
+    ids=["same-wire", "cross-wire"],
+)
+def test_a_relayed_stream_waiting_for_its_next_read_holds_none_of_its_last_one(
+    upstream: str, client: str
+) -> None:
+    reply = Reply([Text(BIG)], chunk=len(BIG))
+    delta = next(i for i, e in enumerate(render_sse(reply, upstream)) if len(e) > len(BIG))
+    with ScriptedServer() as up:
+        # a warm-up reply, then the big delta and a stall after it (then the
+        # server drops the connection)
+        up.push(Reply([Text("warm")]), replace(reply, stall_after=delta + 1, stall=1.0))
+        provider = "openai" if upstream == "openai-chat" else "anthropic"
+        cfg = Config(provider=provider, model="m", base_url=up.base_url(upstream), api_key="k")
+        proxy = Proxy(cfg, ServeSettings())
+        body = json.dumps(
+            {
+                "model": f"{provider}/m",
+                "stream": True,
+                "messages": [{"role": "user", "content": "x"}],
+            }
+        ).encode()
+        held: list[int] = []
+
+        async def main() -> int:
+            _, _, stream = await proxy.handle(client, body, {}, None)
+            assert not isinstance(stream, bytes)
+            async for _ in stream:  # the warm-up: what a first request imports
+                pass
+            tracemalloc.start()
+            try:
+                # what the proxy holds: the upstream in this process renders
+                # its events with the codec
+                server_side = [
+                    tracemalloc.Filter(False, "*/panto/testing.py"),
+                    tracemalloc.Filter(False, "*/panto/providers/codec_*.py"),
+                ]
+                base = _client_bytes(server_side)
+
+                async def sample() -> None:
+                    await asyncio.sleep(0.5)  # the relay waits for the next read
+                    gc.collect()
+                    held.append(_client_bytes(server_side) - base)
+
+                _, _, stream = await proxy.handle(client, body, {}, None)
+                assert not isinstance(stream, bytes)
+                sampler: asyncio.Future[None] | None = None
+                got = 0
+                async for piece in stream:  # (ends with an in-band error: the cut)
+                    got += len(piece)
+                    del piece  # (the test keeps nothing either)
+                    if got > len(BIG) and sampler is None:
+                        sampler = asyncio.ensure_future(sample())
+                assert sampler is not None
+                await sampler
+                return got
+            finally:
+                tracemalloc.stop()
+
+        got = asyncio.run(main())
+    assert got > len(BIG)
+    # without the drops: the read's bytes and what was made of them, 2-3 x
+    # the delta; now well under one
+    assert held[0] < len(BIG) * 0.5, held
+
+
+def test_a_collected_reply_waiting_for_its_next_read_holds_none_of_its_last_one() -> None:
+    """A request without ``stream``: the proxy decodes the whole reply
+    before answering; between reads it keeps the decoder's copy only."""
+    from panto.serve.proxy import ProxyError
+
+    reply = Reply([Text(BIG)], chunk=len(BIG))
+    delta = next(i for i, e in enumerate(render_sse(reply, "openai-chat")) if len(e) > len(BIG))
+    with ScriptedServer() as up:
+        up.push(Reply([Text("warm")]), replace(reply, stall_after=delta + 1, stall=1.0))
+        cfg = Config(provider="openai", model="m", base_url=up.base_url("openai-chat"), api_key="k")
+        proxy = Proxy(cfg, ServeSettings())
+        body = json.dumps(
+            {"model": "openai/m", "messages": [{"role": "user", "content": "x"}]}
+        ).encode()
+
+        async def main() -> int:
+            status, _, _ = await proxy.handle("openai-chat", body, {}, None)  # the warm-up
+            assert status == 200
+            tracemalloc.start()
+            try:
+                server_side = [
+                    tracemalloc.Filter(False, "*/panto/testing.py"),
+                    tracemalloc.Filter(False, "*/panto/providers/codec_*.py"),
+                ]
+                base = _client_bytes(server_side)
+                task = asyncio.ensure_future(proxy.handle("openai-chat", body, {}, None))
+                await asyncio.sleep(0.5)  # the big read is in; the next one waits
+                gc.collect()
+                held = _client_bytes(server_side) - base
+                # the stall ends with a cut: a 502 naming it (it was the
+                # transport's own exception, out of Proxy.handle)
+                with pytest.raises(ProxyError, match="upstream openai/m: RemoteProtocolError") as e:
+                    await task
+                assert e.value.status == 502
+                return held
+            finally:
+                tracemalloc.stop()
+
+        held = asyncio.run(main())
+    assert held < len(BIG) * 0.5, held
