@@ -80,8 +80,12 @@ static PyTypeObject *g_events_type;
 static PyObject *events_next(PyObject *o)
 {
     Events *e = (Events *)o;
-    if (e->pos >= e->n)
+    if (e->pos >= e->n) {
+        /* exhausted: let go of the events (the decoder keeps this iterator
+         * until its next feed, and the last one may carry a read's text) */
+        Py_CLEAR(e->list);
         return NULL;
+    }
     PyObject *x = PyList_GetItem(e->list, e->pos++);
     Py_XINCREF(x);
     return x;

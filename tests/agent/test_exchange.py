@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from dataclasses import replace
 from typing import Any
 
@@ -165,3 +166,70 @@ def test_a_stream_waiting_for_its_next_read_holds_none_of_its_last_one(
     # what is held: the turn's partial answer (one str of the text), not
     # the read's bytes besides
     assert len(big) * 0.9 < held[0] < len(big) * 1.5, held
+
+
+def test_the_driver_keeps_no_event_of_a_read_while_the_next_read_waits(
+    server: ScriptedServer, make_agent: Any, wire: str
+) -> None:
+    """Once a read's events are yielded, nothing under the caller holds
+    them while the driver waits for the next read: a merged delta's text is
+    the read's whole text, besides the turn's partial answer (which joins
+    every 16 deltas into a copy).  Three places kept the last read's events
+    alive until the next read came: the attempt's list of them and its loop
+    variable, the turn loop's variable (``async for ev in attempt``), and
+    the decoder's exhausted event iterator (pyext/fastevents.c), which the
+    decoder keeps until its next feed."""
+    import gc
+    import types
+
+    from panto.events import ContentDelta
+    from panto.testing import render_sse
+
+    agent = _agent(make_agent)
+    reply = Reply([Text("first second third")], chunk=6)
+    first = next(i for i, e in enumerate(render_sse(reply, wire)) if b"first" in e)
+    # the first text delta, then a stall (then the server drops the connection)
+    server.push(replace(reply, stall_after=first + 1, stall=1.0))
+
+    async def main() -> list[str]:
+        stream = agent.run_async()
+        try:
+            it = stream.__aiter__()
+            ev = await it.__anext__()
+            while type(ev) is not ContentDelta:
+                ev = await it.__anext__()
+            nxt = asyncio.ensure_future(it.__anext__())
+            await asyncio.sleep(0.3)  # the driver waits for the next read
+            assert not nxt.done(), nxt.result()
+            gc.collect()
+            here = sys._getframe()
+            holders = [
+                _holder(r)
+                for r in gc.get_referrers(ev)
+                if r is not here
+                and not (isinstance(r, types.FrameType) and r.f_code is here.f_code)
+            ]
+            with pytest.raises(ProviderError):  # (the stall ends with a cut)
+                await nxt
+            return holders
+        finally:
+            await stream.aclose()
+            await agent.aclose()
+
+    assert asyncio.run(main()) == []
+
+
+def _holder(r: object) -> str:
+    """What ``r`` is, for a message: a frame or generator by its function."""
+    import types
+
+    if isinstance(r, types.FrameType):
+        return f"frame {r.f_code.co_name}"
+    if isinstance(r, types.AsyncGeneratorType):
+        return f"async generator {r.ag_code.co_name}"
+    if isinstance(r, list):
+        import gc
+
+        owners = [_holder(o) if not isinstance(o, list) else "list" for o in gc.get_referrers(r)]
+        return f"list of {len(r)} in {owners}"
+    return type(r).__name__

@@ -115,6 +115,7 @@ class AsyncStream(io.Base):
                     try:
                         async for ev in self._attempt(turn, req):
                             yield ev
+                            del ev  # (not held while the attempt waits for its next read)
                     except PantoError as err:
                         if self._cancel.is_set():
                             raise Cancelled() from None
@@ -175,8 +176,11 @@ class AsyncStream(io.Base):
                     break
                 if turn.progressed:
                     resp.progress()
-                for ev in out:
-                    yield ev
+                # (popped: the read's events are not held while the next
+                # read waits; a merged delta's text is the read's whole text)
+                out.reverse()
+                while out:
+                    yield out.pop()
             else:
                 dec.close()
                 out = accept(dec)
@@ -184,7 +188,7 @@ class AsyncStream(io.Base):
                     raise TruncatedStream("the response ended without a terminal event")
             await self._close_response()
             await self._persist()
-            for ev in out:
+            for ev in out:  # noqa: UP028 - (no "yield from" in async; the sync twin is generated)
                 yield ev
         except PantoError:
             if self._cancel.is_set():
