@@ -251,6 +251,20 @@ def test_cut_upstream_is_an_error_never_a_clean_end(served: Served) -> None:
             s.get_final_message()
 
 
+def test_cut_upstream_on_a_non_streamed_request_is_a_502_naming_it(served: Served) -> None:
+    """The proxy assembles a non-streamed answer from the upstream's stream;
+    a cut there is the client's 502 naming the upstream (it was a bare 500,
+    the transport's exception escaping the proxy), and no traceback."""
+    served.openai_up.push(Reply([Text("a long answer " * 20)], disconnect_after=6))
+    with pytest.raises(openai.InternalServerError) as e:
+        oa(served).chat.completions.create(
+            model="fast", messages=[{"role": "user", "content": "x"}]
+        )
+    assert e.value.status_code == 502
+    assert "upstream up-o/gpt-up: " in str(e.value), str(e.value)
+    assert "Traceback" not in served.log()
+
+
 def test_fallback_before_the_first_byte_only(served: Served) -> None:
     served.openai_up.push(HTTPError(529, {"error": {"message": "overloaded"}}))
     served.anthropic_up.push(Reply([Text("from the backup")]))

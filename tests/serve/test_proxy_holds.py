@@ -10,8 +10,9 @@ import asyncio
 import gc
 import json
 import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
 
 import pytest
 
@@ -22,11 +23,31 @@ from panto.serve.settings import ServeSettings
 from panto.testing import Reply, ScriptedServer, render_sse
 
 BIG = "x" * 50_000  # one delta: with the events around it, one read's worth
+#: what the proxy holds: the upstream in this process renders its events
+#: with the codec (its allocations are not the proxy's)
+SERVER_SIDE = [
+    tracemalloc.Filter(False, "*/panto/testing.py"),
+    tracemalloc.Filter(False, "*/panto/providers/codec_*.py"),
+]
 
 
-def _client_bytes(tracemalloc_filters: list[Any]) -> int:
-    snap = tracemalloc.take_snapshot().filter_traces(tracemalloc_filters)
+def _proxy_bytes() -> int:
+    snap = tracemalloc.take_snapshot().filter_traces(SERVER_SIDE)
     return sum(t.size for t in snap.traces)
+
+
+@contextmanager
+def _stalling_proxy(upstream: str) -> Iterator[tuple[Proxy, str]]:
+    """A proxy, and the model to ask it for, in front of an upstream that
+    answers "warm", then the big delta and a 1 s stall after it (then drops
+    the connection)."""
+    reply = Reply([Text(BIG)], chunk=len(BIG))
+    delta = next(i for i, e in enumerate(render_sse(reply, upstream)) if len(e) > len(BIG))
+    with ScriptedServer() as up:
+        up.push(Reply([Text("warm")]), replace(reply, stall_after=delta + 1, stall=1.0))
+        provider = "openai" if upstream == "openai-chat" else "anthropic"
+        cfg = Config(provider=provider, model="m", base_url=up.base_url(upstream), api_key="k")
+        yield Proxy(cfg, ServeSettings()), f"{provider}/m"
 
 
 @pytest.mark.parametrize(
@@ -37,23 +58,10 @@ def _client_bytes(tracemalloc_filters: list[Any]) -> int:
 def test_a_relayed_stream_waiting_for_its_next_read_holds_none_of_its_last_one(
     upstream: str, client: str
 ) -> None:
-    reply = Reply([Text(BIG)], chunk=len(BIG))
-    delta = next(i for i, e in enumerate(render_sse(reply, upstream)) if len(e) > len(BIG))
-    with ScriptedServer() as up:
-        # a warm-up reply, then the big delta and a stall after it (then the
-        # server drops the connection)
-        up.push(Reply([Text("warm")]), replace(reply, stall_after=delta + 1, stall=1.0))
-        provider = "openai" if upstream == "openai-chat" else "anthropic"
-        cfg = Config(provider=provider, model="m", base_url=up.base_url(upstream), api_key="k")
-        proxy = Proxy(cfg, ServeSettings())
-        body = json.dumps(
-            {
-                "model": f"{provider}/m",
-                "stream": True,
-                "messages": [{"role": "user", "content": "x"}],
-            }
-        ).encode()
-        held: list[int] = []
+    held: list[int] = []
+    with _stalling_proxy(upstream) as (proxy, model):
+        messages = [{"role": "user", "content": "x"}]
+        body = json.dumps({"model": model, "stream": True, "messages": messages}).encode()
 
         async def main() -> int:
             _, _, stream = await proxy.handle(client, body, {}, None)
@@ -62,18 +70,12 @@ def test_a_relayed_stream_waiting_for_its_next_read_holds_none_of_its_last_one(
                 pass
             tracemalloc.start()
             try:
-                # what the proxy holds: the upstream in this process renders
-                # its events with the codec
-                server_side = [
-                    tracemalloc.Filter(False, "*/panto/testing.py"),
-                    tracemalloc.Filter(False, "*/panto/providers/codec_*.py"),
-                ]
-                base = _client_bytes(server_side)
+                base = _proxy_bytes()
 
                 async def sample() -> None:
                     await asyncio.sleep(0.5)  # the relay waits for the next read
                     gc.collect()
-                    held.append(_client_bytes(server_side) - base)
+                    held.append(_proxy_bytes() - base)
 
                 _, _, stream = await proxy.handle(client, body, {}, None)
                 assert not isinstance(stream, bytes)
@@ -102,30 +104,19 @@ def test_a_collected_reply_waiting_for_its_next_read_holds_none_of_its_last_one(
     before answering; between reads it keeps the decoder's copy only."""
     from panto.serve.proxy import ProxyError
 
-    reply = Reply([Text(BIG)], chunk=len(BIG))
-    delta = next(i for i, e in enumerate(render_sse(reply, "openai-chat")) if len(e) > len(BIG))
-    with ScriptedServer() as up:
-        up.push(Reply([Text("warm")]), replace(reply, stall_after=delta + 1, stall=1.0))
-        cfg = Config(provider="openai", model="m", base_url=up.base_url("openai-chat"), api_key="k")
-        proxy = Proxy(cfg, ServeSettings())
-        body = json.dumps(
-            {"model": "openai/m", "messages": [{"role": "user", "content": "x"}]}
-        ).encode()
+    with _stalling_proxy("openai-chat") as (proxy, model):
+        body = json.dumps({"model": model, "messages": [{"role": "user", "content": "x"}]})
 
         async def main() -> int:
-            status, _, _ = await proxy.handle("openai-chat", body, {}, None)  # the warm-up
+            status, _, _ = await proxy.handle("openai-chat", body.encode(), {}, None)  # warm-up
             assert status == 200
             tracemalloc.start()
             try:
-                server_side = [
-                    tracemalloc.Filter(False, "*/panto/testing.py"),
-                    tracemalloc.Filter(False, "*/panto/providers/codec_*.py"),
-                ]
-                base = _client_bytes(server_side)
-                task = asyncio.ensure_future(proxy.handle("openai-chat", body, {}, None))
+                base = _proxy_bytes()
+                task = asyncio.ensure_future(proxy.handle("openai-chat", body.encode(), {}, None))
                 await asyncio.sleep(0.5)  # the big read is in; the next one waits
                 gc.collect()
-                held = _client_bytes(server_side) - base
+                held = _proxy_bytes() - base
                 # the stall ends with a cut: a 502 naming it (it was the
                 # transport's own exception, out of Proxy.handle)
                 with pytest.raises(ProxyError, match="upstream openai/m: RemoteProtocolError") as e:
