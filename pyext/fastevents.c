@@ -40,9 +40,11 @@
 #endif
 
 /* Must match _CTX in python/panto/_build_ffi.py; setup() compares the
- * size and the offsets with cffi's. */
-#define PANTOPY_BATCH 128
+ * size and the offsets with cffi's.  `buf` is the cffi path's (NULL here:
+ * pull() joins a run's text in a buffer on its own stack, which no other
+ * call -- not even one re-entered from a finalizer -- can reach). */
 #define PANTOPY_SCRATCH_BYTES 4096
+typedef struct pantopy_buf pantopy_buf;
 typedef struct {
     panto_stream *s;
     panto_event ev;
@@ -50,8 +52,7 @@ typedef struct {
     int skip_deltas;
     int merge_deltas;
     size_t nbytes;
-    int64_t hdr[2 * PANTOPY_BATCH];
-    char scratch[PANTOPY_SCRATCH_BYTES];
+    pantopy_buf *buf;
 } pantopy_ctx;
 
 typedef int (*feed_fn)(panto_stream *, const uint8_t *, size_t);
@@ -362,7 +363,7 @@ static int append_new(PyObject *list, PyObject *o)
  * Pulls events from the decoder's stream until it needs more input, building
  * the content deltas (none with ctx->skip_deltas; joined per run of one
  * block with ctx->merge_deltas, a run being cut where it would exceed the
- * ctx's 4 KiB scratch buffer).  When the stream needs more input -- the
+ * 4 KiB scratch buffer).  When the stream needs more input -- the
  * usual case -- returns an iterator over the events; otherwise stops and
  * returns (the events so far, tail) with tail as in pantopy_batch: 1..7 an
  * event of that kind is in ctx->ev (unconverted), -1 the stream failed, -3
@@ -379,7 +380,8 @@ static PyObject *fe_pull(PyObject *self, PyObject *arg)
         return NULL;
     const int skip = ctx->skip_deltas, merge = ctx->merge_deltas;
     panto_event *ev = &ctx->ev;
-    /* the open run (merge): its block and its bytes in ctx->scratch */
+    char scratch[PANTOPY_SCRATCH_BYTES];
+    /* the open run (merge): its block and its bytes in scratch */
     int64_t run = -1;
     uint32_t run_index = 0;
     unsigned run_kind = 0;
@@ -405,26 +407,26 @@ static PyObject *fe_pull(PyObject *self, PyObject *arg)
             continue;
         }
         int64_t packed = (int64_t)d->block_kind | (int64_t)d->index << 4;
-        if (run == packed && len <= sizeof ctx->scratch - used) {
-            copy_text_scratch(ctx->scratch + used, d->text.ptr, len, sizeof ctx->scratch - used);
+        if (run == packed && len <= sizeof scratch - used) {
+            copy_text_scratch(scratch + used, d->text.ptr, len, sizeof scratch - used);
             used += len;
             continue;
         }
-        if (run >= 0 && append_new(list, make_delta(run_index, run_kind, ctx->scratch, used)) < 0)
+        if (run >= 0 && append_new(list, make_delta(run_index, run_kind, scratch, used)) < 0)
             goto fail;
         run = -1;
-        if (len > sizeof ctx->scratch) {  /* a huge delta: an event of its own */
+        if (len > sizeof scratch) {  /* a huge delta: an event of its own */
             if (append_new(list, make_delta(d->index, (unsigned)d->block_kind, d->text.ptr, len)) < 0)
                 goto fail;
             continue;
         }
-        copy_text(ctx->scratch, d->text.ptr, len);
+        copy_text(scratch, d->text.ptr, len);
         used = len;
         run = packed;
         run_index = d->index;
         run_kind = (unsigned)d->block_kind;
     }
-    if (run >= 0 && append_new(list, make_delta(run_index, run_kind, ctx->scratch, used)) < 0)
+    if (run >= 0 && append_new(list, make_delta(run_index, run_kind, scratch, used)) < 0)
         goto fail;
     ctx->tail = tail;
     if (tail == -2)
@@ -519,7 +521,7 @@ out:
 /* setup(feed_address, next_event_address, layout, ContentDelta, kinds)
  *
  * layout: (sizeof(pantopy_ctx), offsetof s, ev, tail, skip_deltas,
- * merge_deltas, scratch) as cffi sees them.  kinds: 16 block kind names.
+ * merge_deltas, buf) as cffi sees them.  kinds: 16 block kind names.
  * Returns True when the slots are stored directly (False: through
  * object.__setattr__, slower but equally correct). */
 static PyObject *fe_setup(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -543,7 +545,7 @@ static PyObject *fe_setup(PyObject *self, PyObject *const *args, Py_ssize_t narg
         offsetof(pantopy_ctx, tail),
         offsetof(pantopy_ctx, skip_deltas),
         offsetof(pantopy_ctx, merge_deltas),
-        offsetof(pantopy_ctx, scratch),
+        offsetof(pantopy_ctx, buf),
     };
     PyObject *layout = args[2];
     if (!PyTuple_Check(layout) || PyTuple_Size(layout) != 7) {

@@ -33,24 +33,33 @@ HEADER = os.path.join(ROOT, "include", "panto.h")
 BEGIN = "/* PANTO_CDEF_BEGIN */"
 END = "/* PANTO_CDEF_END */"
 
-#: Size of the per-decoder scratch buffer for content-delta text, and the
-#: most content deltas one pantopy_batch() call returns.  Every open decoder
-#: holds one (zero-filled: all resident), so it is small; a batch ends early
-#: when the next delta does not fit, and a larger delta takes the slow path.
+#: Size of the scratch buffer for content-delta text, and the most content
+#: deltas one pantopy_batch() call returns.  Only the cffi path (no
+#: panto._fastevents) uses a pantopy_buf, one per decoder made on that path,
+#: because its batch is read by Python after the call; the C extension
+#: builds its events within the call, from a buffer on its stack.  So an
+#: open decoder on the usual path holds a pantopy_ctx of ~150 bytes, not
+#: the 6 KiB of these buffers (zero-filled by ffi.new: all resident) -- 256
+#: streams in one process, 1.5 MiB.  A batch ends early when the next delta
+#: does not fit; a larger delta takes the slow path.
 SCRATCH_BYTES = 4096
 BATCH = 128
 assert BATCH < 256 and SCRATCH_BYTES < 1 << 15  # the bit fields of pantopy_batch's result
 
 _CTX = f"""
 typedef struct {{
+    int64_t hdr[{2 * BATCH}];     /* per delta: block_kind | index << 4, end offset in code points */
+    char scratch[{SCRATCH_BYTES}];
+}} pantopy_buf;
+
+typedef struct {{
     panto_stream *s;
     panto_event ev;         /* the event that ended the batch, when tail > 0 */
     int64_t tail;           /* see pantopy_batch */
     int skip_deltas;        /* nonzero: drop content deltas (accumulate only) */
     int merge_deltas;       /* nonzero: join consecutive deltas of one block */
-    size_t nbytes;          /* bytes of delta text in scratch */
-    int64_t hdr[{2 * BATCH}];     /* per delta: block_kind | index << 4, end offset in code points */
-    char scratch[{SCRATCH_BYTES}];
+    size_t nbytes;          /* bytes of delta text in buf->scratch */
+    pantopy_buf *buf;       /* pantopy_batch's output (the cffi path only) */
 }} pantopy_ctx;
 """
 
@@ -70,8 +79,8 @@ EXTRA_SOURCE = (
     + _CTX
     + f"""
 /* Pulls events until one that is not a small content delta.  The deltas are
- * packed: their text concatenated in ctx->scratch (ctx->nbytes bytes, valid
- * UTF-8 on the provider wires) and two int64 per delta in ctx->hdr: kind |
+ * packed: their text concatenated in ctx->buf->scratch (ctx->nbytes bytes,
+ * valid UTF-8 on the provider wires) and two int64 per delta in ctx->buf->hdr: kind |
  * index << 4, and where its text ends in the decoded scratch, in code points
  * (filled when the batch holds more than one delta: Python decodes the
  * scratch once and slices it; a lone delta is the whole scratch).  With
@@ -86,6 +95,7 @@ EXTRA_SOURCE = (
  * (n <= {BATCH} < 256, nbytes <= {SCRATCH_BYTES} < 2^15, hdr[0] < 2^36). */
 static int64_t pantopy_batch(pantopy_ctx *ctx)
 {{
+    pantopy_buf *buf = ctx->buf;
     int n = 0;
     size_t used = 0;
     ctx->tail = 0;
@@ -100,17 +110,17 @@ static int64_t pantopy_batch(pantopy_ctx *ctx)
                 continue;
             const panto_content_delta *d = &ctx->ev.u.content_delta;
             size_t len = d->text.len;
-            if (len <= sizeof ctx->scratch - used && (unsigned)d->block_kind < 16u) {{
+            if (len <= sizeof buf->scratch - used && (unsigned)d->block_kind < 16u) {{
                 int64_t packed = (int64_t)d->block_kind | ((int64_t)d->index << 4);
                 if (len)
-                    memcpy(ctx->scratch + used, d->text.ptr, len);
+                    memcpy(buf->scratch + used, d->text.ptr, len);
                 used += len;
-                if (ctx->merge_deltas && n > 0 && ctx->hdr[2 * n - 2] == packed) {{
-                    ctx->hdr[2 * n - 1] = (int64_t)used;   /* same block: extend the last delta */
+                if (ctx->merge_deltas && n > 0 && buf->hdr[2 * n - 2] == packed) {{
+                    buf->hdr[2 * n - 1] = (int64_t)used;   /* same block: extend the last delta */
                     continue;
                 }}
-                ctx->hdr[2 * n] = packed;
-                ctx->hdr[2 * n + 1] = (int64_t)used;   /* a byte offset until the end */
+                buf->hdr[2 * n] = packed;
+                buf->hdr[2 * n + 1] = (int64_t)used;   /* a byte offset until the end */
                 n++;
                 continue;
             }}
@@ -122,7 +132,7 @@ static int64_t pantopy_batch(pantopy_ctx *ctx)
     if (n > 1) {{
         /* end offsets: bytes -> code points (UTF-8 continuation bytes do
          * not count); nothing to do for ASCII text, the usual case */
-        const unsigned char *p = (const unsigned char *)ctx->scratch;
+        const unsigned char *p = (const unsigned char *)buf->scratch;
         unsigned char high = 0;
         for (size_t i = 0; i < used; i++)
             high |= p[i];
@@ -130,14 +140,14 @@ static int64_t pantopy_batch(pantopy_ctx *ctx)
             size_t i = 0;
             int64_t chars = 0;
             for (int k = 0; k < n; k++) {{
-                size_t end = (size_t)ctx->hdr[2 * k + 1];
+                size_t end = (size_t)buf->hdr[2 * k + 1];
                 for (; i < end; i++)
                     chars += (p[i] & 0xC0) != 0x80;
-                ctx->hdr[2 * k + 1] = chars;
+                buf->hdr[2 * k + 1] = chars;
             }}
         }}
     }}
-    return (int64_t)n | (ctx->tail + 3) << 8 | (int64_t)used << 12 | (n ? ctx->hdr[0] << 27 : 0);
+    return (int64_t)n | (ctx->tail + 3) << 8 | (int64_t)used << 12 | (n ? buf->hdr[0] << 27 : 0);
 }}
 
 /* For bench/decode.py's "core" rows: the core alone, in process.  Feeds

@@ -150,7 +150,7 @@ def _load_fast() -> bool:
 
     # the core inside the cffi module owns every stream: hand over its
     # functions, and the context's layout for the extension to check
-    fields = ("s", "ev", "tail", "skip_deltas", "merge_deltas", "scratch")
+    fields = ("s", "ev", "tail", "skip_deltas", "merge_deltas", "buf")
     layout = (ffi.sizeof("pantopy_ctx"), *(ffi.offsetof("pantopy_ctx", f) for f in fields))
     setup(
         address("panto_stream_feed"),
@@ -222,13 +222,14 @@ class StreamDecoder:
     text pays for one Python object per run instead of one per delta.  The
     events keep their order; the joined texts are exactly the concatenation
     of the deltas, so everything accumulated is the same; a run may still
-    arrive as several events (at a ``feed`` boundary, or about every 16 KiB).
+    arrive as several events (at a ``feed`` boundary, or about every 4 KiB).
     """
 
     __slots__ = (
         "__weakref__",
         "_addr",
         "_blocks",
+        "_buf",
         "_closed",
         "_ctx",
         "_done",
@@ -286,10 +287,15 @@ class StreamDecoder:
         ctx.merge_deltas = 1 if merge_deltas else 0
         self._ctx = ctx
         fast = _fast if _fast is not None else _load_fast()
-        # nonzero: the C path (pyext/fastevents.c) serves feed and iteration
-        self._addr = int(ffi.cast("uintptr_t", ctx)) if fast else 0
-        self._scratch = ffi.buffer(ctx.scratch)  # slicing it gives bytes
-        self._hdr = memoryview(ffi.buffer(ctx.hdr)).cast("q")
+        if fast:  # the C path (pyext/fastevents.c) serves feed and iteration
+            self._addr = int(ffi.cast("uintptr_t", ctx))
+            self._buf = self._scratch = self._hdr = None
+        else:  # the cffi path: pantopy_batch's output buffers, read here
+            self._addr = 0
+            self._buf = buf = ffi.new("pantopy_buf *")
+            ctx.buf = buf
+            self._scratch = ffi.buffer(buf.scratch)  # slicing it gives bytes
+            self._hdr = memoryview(ffi.buffer(buf.hdr)).cast("q")
         self._leftover: list[Event] = []
         self._it: Iterator[Event] | None = None
         self._partial: list[Any] = []
@@ -408,6 +414,8 @@ class StreamDecoder:
             self._addr = 0
             self._scratch = self._u = self._hdr = None
             ctx.s = ffi.NULL
+            ctx.buf = ffi.NULL
+            self._buf = None
             ffi.release(self._s)
 
     def partial_blocks(self) -> list[Any]:
