@@ -47,6 +47,14 @@ void pt_json_doc_free(jdoc *d)
     d->seen_cap = 0;
 }
 
+void pt_json_doc_trim(jdoc *d)
+{
+    free(d->nodes);
+    d->nodes = NULL;
+    d->n = 0;
+    d->cap = 0;
+}
+
 size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode) + d->seen_cap; }
 
 /* Remember the validated string body s[0..n) (silently not when out of

@@ -63,6 +63,9 @@ typedef struct {
 #define PT_JSON_SEEN_MIN 1024
 
 PT_INTERNAL void pt_json_doc_free(jdoc *d);
+/* Free the value tree of the last parse (the next parse builds a new one);
+ * the remembered string (seen) stays. */
+PT_INTERNAL void pt_json_doc_trim(jdoc *d);
 
 /* The string scanner: s[*pi] is just past an opening quote; on success
  * (0) *pi is the index of the closing quote and *escaped is set when the

@@ -39,7 +39,8 @@ _Static_assert(offsetof(panto_stream_options, max_event_bytes) == 8, "options.ma
 #endif
 
 #define PT_KEEP_CAP ((size_t)64 << 10) /* recycled slot buffers kept up to this */
-#define PT_IN_KEEP_CAP ((size_t)4 << 10) /* a drained input buffer kept up to this */
+#define PT_IN_KEEP_CAP ((size_t)1 << 10) /* an input buffer kept between reads up to this */
+#define PT_IN_CUT_EVENT_MAX ((size_t)2 << 10) /* a cut event moved out of a larger buffer */
 
 static const uint8_t pt_empty[1] = {0};
 
@@ -958,16 +959,41 @@ static int pop(panto_stream *s, panto_event *ev) {
     return PANTO_EVENT;
 }
 
-/* NEED_MORE (before the end of input), called with an empty queue: when
- * all input is decoded, nothing borrows from it, and a large input buffer
- * goes back now, so that a stream waiting for its next read does not keep
- * the size of its largest one (hundreds of streams open at once: after 4 KB
- * reads, 8 KiB of a decoder's 15-19 KB). */
+/* NEED_MORE (before the end of input), called with an empty queue: nothing
+ * borrows from the input or the general path's buffers, and what a stream
+ * waiting for its next read holds is only its own state, not the size of
+ * its largest read (hundreds of streams open at once: after 4 KB reads, 8
+ * KiB of a decoder's 15-19 KB were its input buffer).  So an input buffer
+ * larger than a small read's goes back now; a read nearly always ends
+ * inside an event, and the few bytes of that cut event move to a buffer
+ * their size when that is a quarter or less of it (the next feed
+ * grows it again; the parser's and fast_defer's offsets are absolute,
+ * in_base + in_off, so they stay true; failing to allocate it keeps the
+ * old one).  The JSON tree of the last event the general path parsed, and
+ * the SSE parser's empty field buffers, go back too: once the fast path
+ * takes the deltas, the next general event is the message's end. */
 static int input_drained(panto_stream *s) {
-    if (s->in_off == s->in.len && s->in.cap > PT_IN_KEEP_CAP) {
+    if (s->doc.nodes)
+        pt_json_doc_trim(&s->doc);
+    if (s->sse.data.p && s->sse.data.len == 0)
+        pt_pbuf_free(&s->sse.data);
+    if (s->sse.event.p && s->sse.event.len == 0)
+        pt_pbuf_free(&s->sse.event);
+    if (s->in.cap <= PT_IN_KEEP_CAP)
+        return PANTO_NEED_MORE;
+    size_t pending = s->in.len - s->in_off;
+    if (pending == 0) {
         s->in_base += s->in.len;
         pt_pbuf_free(&s->in);
         s->in_off = 0;
+    } else if (pending <= PT_IN_CUT_EVENT_MAX && pending <= s->in.cap / 4) {
+        pbuf nb = {0};
+        if (pt_pbuf_append(&nb, s->in.p + s->in_off, pending, SIZE_MAX) == PU_OK) {
+            pt_pbuf_free(&s->in);
+            s->in = nb;
+            s->in_base += s->in_off;
+            s->in_off = 0;
+        }
     }
     return PANTO_NEED_MORE;
 }

@@ -822,6 +822,36 @@ def test_a_decoder_waiting_for_input_keeps_no_large_input_buffer(wire: str) -> N
     assert got and got[-1].message.text == "tok " * 2000
 
 
+@pytest.mark.parametrize("wire", ["openai-chat", "anthropic-messages", "openai-responses"])
+def test_a_decoder_waiting_inside_a_cut_event_keeps_only_its_bytes(wire: str) -> None:
+    """A read nearly always ends inside an event.  What a decoder keeps
+    while it waits for the next one is its own state and the cut event's
+    bytes, not the buffer of its last read (twice the read: 8 KiB after
+    4 KiB reads, 16 of ~100 bytes of text in the decoder's ~15 KB)."""
+    from panto.testing import Reply, render_sse
+
+    text = "tok " * 2000
+    body = b"".join(render_sse(Reply([Text(text)], chunk=4), wire))
+    dec = panto.StreamDecoder(wire, merge_deltas=True)
+    over: list[tuple[int, int]] = []  # (memory, text so far) past the bound
+    got = ""
+    ended: list[MessageComplete] = []
+    for i in range(0, len(body), 4096):  # 4 KiB reads, cut wherever they fall
+        dec.feed(body[i : i + 4096])
+        for ev in dec:
+            if isinstance(ev, ContentDelta):
+                got += ev.text
+            elif isinstance(ev, MessageComplete):
+                ended.append(ev)
+        # while the text streams: its fixed state (~4 KB), the text so far
+        # (in a buffer up to twice its size) and the cut event's bytes
+        if len(got) < len(text) and dec.memory > 5 * 1024 + 2 * len(got) + 1024:
+            over.append((dec.memory, len(got)))
+    dec.close()
+    assert got == text and len(ended) == 1 and ended[0].message.text == text
+    assert not over, over[:5]
+
+
 def test_no_growth_over_many_decoders():
     import resource
 
