@@ -29,6 +29,7 @@ __all__ = [
     "REQUESTING",
     "STREAMING",
     "TIMED_OUT",
+    "CancelFlag",
     "Cancelled",
     "Driver",
     "persist_all",
@@ -64,6 +65,48 @@ class Cancelled(Exception):
     """The stream was closed from another thread or task."""
 
 
+_EVENT_MADE = threading.Lock()
+
+
+class CancelFlag:
+    """A turn's cancel flag: ``threading.Event``'s ``set`` / ``is_set`` /
+    ``wait``, with the Event made only by the first ``wait`` (a sync turn's
+    retry delay).  Every open stream holds one, and an Event is about a
+    kilobyte (a Condition, its lock and a deque of waiters): at 256 streams
+    in one process, 256 KB nobody waited on.
+
+    Thread-safe without a lock of its own: ``set`` raises the flag before it
+    looks for the Event, ``wait`` publishes the Event before it looks at the
+    flag, so one of the two sees the other."""
+
+    __slots__ = ("_event", "_flag")
+
+    def __init__(self) -> None:
+        self._flag = False
+        self._event: threading.Event | None = None
+
+    def is_set(self) -> bool:
+        return self._flag
+
+    def set(self) -> None:
+        self._flag = True
+        event = self._event
+        if event is not None:
+            event.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until set or ``timeout`` seconds passed; whether it is set."""
+        event = self._event
+        if event is None:
+            with _EVENT_MADE:  # (two waiters make one Event)
+                event = self._event
+                if event is None:
+                    event = self._event = threading.Event()
+        if self._flag:
+            return True
+        return event.wait(timeout)
+
+
 def persist_all(persist: Callable[[Sequence[Message]], None], pending: Sequence[Any]) -> None:
     """Perform a turn's pending commits, in order."""
     for msgs in pending:
@@ -83,7 +126,7 @@ class Driver:
         self._hooks = hooks
         self.turn: Turn | None = None
         self._closed = False
-        self._cancel = threading.Event()
+        self._cancel = CancelFlag()
         self._resp: Any = None  # the exchange's StreamResponse / AsyncStreamResponse
         self._inbox: Any = None  # where tool results arrive (io_*.Inbox)
         self._ended = False

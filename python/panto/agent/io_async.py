@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..start_gate import admit as admit_request
 from ..tools import CancelToken, ToolOutput, run_in_pool
 from . import dispatch
-from .driver import TIMED_OUT, Driver
+from .driver import TIMED_OUT, CancelFlag, Driver
 
 if TYPE_CHECKING:
     from ..events import Event
@@ -54,7 +54,7 @@ async def run_blocking(fn: Callable[..., T], *args: Any) -> T:
     return await run_in_pool(_workers(), fn, *args)
 
 
-async def wait_cancelled(cancel: threading.Event, seconds: float) -> bool:
+async def wait_cancelled(cancel: CancelFlag, seconds: float) -> bool:
     """Sleep ``seconds``; whether ``cancel`` is set then."""
     import asyncio
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import dispatch
-from .driver import TIMED_OUT, Driver
+from .driver import TIMED_OUT, CancelFlag, Driver
 
 if TYPE_CHECKING:
     import queue
@@ -36,7 +36,7 @@ def admit_request() -> None:
     """(A sync turn has its thread to itself: nothing to share.)"""
 
 
-def wait_cancelled(cancel: threading.Event, seconds: float) -> bool:
+def wait_cancelled(cancel: CancelFlag, seconds: float) -> bool:
     """Sleep ``seconds`` or until ``cancel`` is set; whether it is."""
     return cancel.wait(seconds)
 
