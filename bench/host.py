@@ -25,6 +25,7 @@ another freed.
     python bench/host.py --loop uvloop   # both clients on uvloop (panto[uvloop])
     python bench/host.py --warm          # on the N connections a first round left open
     python bench/host.py --modes paced --paced-events 250   # 5 s streams
+    python bench/host.py --n 256 --modes paced --floor     # + a bare asyncio client
 
 Targets (issue 24) at N = 256: >= 200k events/s per core in a burst, >= 95%
 of the ideal rate and a time-to-first-event p99 <= 100 ms when paced,
@@ -223,6 +224,73 @@ def openai_run(base_url: str, n: int, server: int = 0) -> Result:
     return run_loop(run())
 
 
+def floor_run(base_url: str, n: int, server: int = 0) -> Result:
+    """``--floor``: the least any asyncio client does -- a bare Protocol per
+    stream on a new connection, the request written as it connects, the
+    body only scanned for the event text and the end of the chunked body
+    (no HTTP parsing, no JSON, no decoding).  What the machine and the
+    event loop allow; panto's rows are read against it."""
+    scheme, _, rest = base_url.partition("://")
+    hostport, _, path = rest.partition("/")
+    host, _, port = hostport.rpartition(":")
+    body = json.dumps(
+        {"model": "bench", "stream": True, "messages": [{"role": "user", "content": "hello"}]}
+    ).encode()
+    request = (
+        f"POST /{path}/chat/completions HTTP/1.1\r\nhost: {hostport}\r\n"
+        "content-type: application/json\r\naccept: text/event-stream\r\n"
+        f"authorization: Bearer sk-bench\r\ncontent-length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    text = b'"content":"tok "'
+
+    class Reader(asyncio.Protocol):
+        def __init__(self, done: asyncio.Future[int], rec: Stream, t0: float) -> None:
+            self.done, self.rec, self.t0 = done, rec, t0
+            self.tail = b""
+            self.k = 0
+            self.transport: asyncio.Transport | None = None
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            self.transport = transport  # type: ignore[assignment]
+            transport.write(request)  # type: ignore[attr-defined]
+
+        def data_received(self, data: bytes) -> None:
+            seen = self.tail + data
+            k = seen.count(text)
+            if k and not self.k:
+                self.rec.ttfe = time.perf_counter() - self.t0
+            self.k += k
+            self.tail = seen[-(len(text) - 1) :]
+            if seen.endswith(b"\r\n0\r\n\r\n") and not self.done.done():
+                assert self.transport is not None
+                self.transport.close()
+                self.done.set_result(self.k)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if not self.done.done():
+                self.done.set_exception(exc or ConnectionError("closed before the end"))
+
+    assert scheme == "http", base_url
+
+    async def start() -> list[Stream]:
+        loop = asyncio.get_running_loop()
+
+        async def one(rec: Stream) -> int:
+            t0 = time.perf_counter()
+            done: asyncio.Future[int] = loop.create_future()
+            await loop.create_connection(lambda: Reader(done, rec, t0), host, int(port))
+            return await done
+
+        return [Stream(one) for _ in range(n)]
+
+    async def run() -> Result:
+        if WARM:
+            raise SystemExit("--floor has no kept-alive connections: leave out --warm")
+        return await _measure(n, start, server)
+
+    return run_loop(run())
+
+
 def serve(n_events: int, delay: float) -> tuple[subprocess.Popen[str], str]:
     """bench/serve.py's upstream in a process of its own: ``n_events``
     events a stream, ``delay`` seconds apart (paced, one event a write) or
@@ -249,7 +317,7 @@ def child(client: str, n: int, url: str, server: int, loop: str, warm: bool) -> 
     (imports, caches); prints its Result as JSON."""
     global LOOP, WARM
     LOOP = loop
-    run = panto_run if client == "panto" else openai_run
+    run = {"panto": panto_run, "openai": openai_run, "floor": floor_run}[client]
     run(url, 1)
     if SETTLE:  # as a server does once it has started (panto serve), for both clients
         from panto.app import settle_after_startup
@@ -303,6 +371,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip panto.app.settle_after_startup() after the warm-up (both clients)",
     )
+    ap.add_argument(
+        "--floor",
+        action="store_true",
+        help="add a bare asyncio client's rows (no HTTP parsing, no decoding): "
+        "the most the machine and the loop allow",
+    )
     ap.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     global LOOP, WARM, SETTLE
@@ -343,9 +417,11 @@ def main(argv: list[str] | None = None) -> int:
             for n in args.n:
                 p = measure("panto", n, url, proc.pid)
                 o = measure("openai", n, url, proc.pid) if have_openai else None
+                f = measure("floor", n, url, proc.pid) if args.floor else None
                 assert p.events == n * n_events, (p.events, n * n_events)
                 assert o is None or o.events == p.events, (o.events, p.events)
-                rows.append((n, p, o))
+                assert f is None or f.events == p.events, (f.events, p.events)
+                rows.append((n, p, o, f))
         finally:
             proc.kill()
             proc.wait()
@@ -356,8 +432,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{'p99':>8} {'KB/stream':>9} {'us/event':>9} {'srv%':>5} | {'rate/N1':>7} "
             f"{'cpu/N1':>6} {'rate/oai':>8} {'cpu/oai':>7} {'KB/oai':>6}"
         )
-        for n, p, o in rows:
+        for n, p, o, f in rows:
             pairs = [("panto", p)] + ([("openai", o)] if o is not None else [])
+            pairs += [("floor", f)] if f is not None else []
             for name, r in pairs:
                 # a stream's M events span M - 1 intervals of 1/rate at best
                 ideal = (n_events - 1) / rate / r.wall * 100 if delay else float("nan")
@@ -379,6 +456,11 @@ def main(argv: list[str] | None = None) -> int:
         " last one's end (M events a stream)\nsrv%: the server process's CPU over that"
         " wall clock (% of one core, in 10 ms ticks)\nKB/stream: peak RSS over the"
         " baseline, sampled every 20 ms; every (client, N) runs in a fresh process"
+        + (
+            "\nfloor: a bare asyncio Protocol per stream (no HTTP parsing, no decoding)"
+            if args.floor
+            else ""
+        )
         + (
             " (--warm: the first round's memory is reused, so KB/stream says little;"
             " take it from a run without --warm)"
