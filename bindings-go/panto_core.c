@@ -555,25 +555,22 @@ PT_INTERNAL int pt_json_is_null(const jnode *n);
 
 static const char MSG_UNTERMINATED[] = "unterminated string";
 
-void pt_json_doc_free(jdoc *d)
-{
-    free(d->nodes);
-    d->nodes = NULL;
-    d->n = 0;
-    d->cap = 0;
-    pbuf seen = {d->seen, 0, d->seen_cap};
-    pt_pbuf_free(&seen); /* a big one is kept for the next stream (util.c) */
-    d->seen = NULL;
-    d->seen_len = 0;
-    d->seen_cap = 0;
-}
-
 void pt_json_doc_trim(jdoc *d)
 {
     free(d->nodes);
     d->nodes = NULL;
     d->n = 0;
     d->cap = 0;
+}
+
+void pt_json_doc_free(jdoc *d)
+{
+    pt_json_doc_trim(d);
+    pbuf seen = {d->seen, 0, d->seen_cap};
+    pt_pbuf_free(&seen); /* a big one is kept for the next stream (util.c) */
+    d->seen = NULL;
+    d->seen_len = 0;
+    d->seen_cap = 0;
 }
 
 size_t pt_json_doc_memory(const jdoc *d) { return d->cap * sizeof(jnode) + d->seen_cap; }
