@@ -5602,6 +5602,8 @@ static PT_HOT_INLINE size_t an_tail32(const uint8_t *b, size_t n, size_t q) {
                   (uint32_t)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v1, sp), _mm_cmpeq_epi8(v1, tab))) << 16;
     uint32_t m = ~ws; /* the bytes that are not padding */
     const uint8_t *t = b + q + 1;
+    if (!m) /* 32 bytes of padding: ctz(0) is undefined */
+        return 0;
     if (t[__builtin_ctz(m)] != '}')
         return 0;
     m &= m - 1;
