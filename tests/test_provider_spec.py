@@ -58,3 +58,59 @@ def test_an_unknown_wire_is_one_clear_error() -> None:
 
     with pytest.raises(ConfigError, match="unknown wire 'smoke-signals'"):
         make_provider(ProviderSpec(wire="smoke-signals", base_url="http://x", model="m"))
+
+
+def test_sessions_with_one_spec_share_a_provider_while_one_holds_it() -> None:
+    """A plain provider is its spec: turns and sessions with the same spec
+    share one (each turn built its own: a tenth of its start at 256 turns),
+    another key or model is another provider, and a shared one goes with
+    the last holder (its key then leaves the redaction set, as before)."""
+    import gc
+
+    from panto.agent import Agent
+    from panto.providers.transport import redact
+
+    def config(key: str, model: str = "gpt-x") -> Config:
+        return Config(provider="openai", model=model, base_url="http://127.0.0.1:9/v1", api_key=key)
+
+    key = "sk-shared-spec-0123456789"
+    a, b = Agent(config(key)), Agent(config(key))
+    pa, pb = a._open_turn().provider, b._open_turn().provider  # noqa: SLF001 - what a turn uses
+    assert pa is pb
+    assert make_provider(config(key)) is pa
+    assert make_provider(config("sk-other-spec-0123456789")) is not pa
+    assert make_provider(config(key, "gpt-y")) is not pa
+    assert redact(f"x {key}") == "x ***"
+    del pa, pb, a, b
+    gc.collect()
+    assert redact(f"x {key}") == f"x {key}"
+
+
+def test_a_specs_key_holds_every_field() -> None:
+    """Specs that differ in any field are not interchangeable: the key that
+    shares providers must see every field (a field added to the spec and not
+    to its key fails here)."""
+    import dataclasses
+
+    base = ProviderSpec(wire="openai-chat", base_url="http://127.0.0.1:9/v1", model="m")
+    other: dict[str, object] = {
+        "wire": "anthropic-messages",
+        "base_url": "http://127.0.0.1:8/v1",
+        "model": "n",
+        "api_key": "sk-1234567",
+        "headers": {"x-extra": "1"},
+        "max_tokens": 7,
+        "max_tokens_field": "max_completion_tokens",
+        "thinking_budget": 1024,
+        "reasoning_effort": "high",
+        "cache_enabled": not base.cache_enabled,
+        "cache_ttl": "1h",
+        "prompt_cache_key": not base.prompt_cache_key,
+        "images": not base.images,
+    }
+    names = {f.name for f in dataclasses.fields(ProviderSpec)}
+    assert names == set(other), "a new ProviderSpec field: add it here and to ProviderSpec.key()"
+    for name, value in other.items():
+        changed = dataclasses.replace(base, **{name: value})
+        assert changed.key() != base.key(), name
+    assert dataclasses.replace(base).key() == base.key()

@@ -147,6 +147,15 @@ def _builtin_match(provider: str, model: str) -> str | None:
     return _match(BUILTIN_MODELS, provider, model)
 
 
+@lru_cache(maxsize=256)
+def _builtin_info(provider: str, model: str) -> ModelInfo:
+    """``model_info`` without ``[models]`` tables of the config's own (the
+    usual case; every turn asks twice): the built-in table's, made once."""
+    source = _builtin_match(provider, model)
+    values = BUILTIN_MODELS[source] if source is not None else {}
+    return ModelInfo(provider, model, source=source, **{k: values.get(k) for k in _FIELDS})
+
+
 def model_info(config: Config | None = None, spec: str | None = None) -> ModelInfo:
     """What is known about ``spec`` (``provider/model``; default the
     config's model), the config's ``[models]`` tables over the built-in
@@ -157,6 +166,8 @@ def model_info(config: Config | None = None, spec: str | None = None) -> ModelIn
         spec = config.model_spec
     provider, _, model = spec.partition("/")
     overrides: Mapping[str, Mapping[str, Any]] = config.models if config is not None else {}
+    if not overrides:
+        return _builtin_info(provider, model)
     values: dict[str, Any] = {}
     source = _builtin_match(provider, model)
     if source is not None:

@@ -20,7 +20,7 @@ from panto.conversation import Text
 from panto.errors import ProviderError
 from panto.events import Event, MessageComplete
 from panto.providers import transport
-from panto.testing import HTTPError, Reply, ScriptedServer
+from panto.testing import HTTPError, Raw, RawConnection, Reply, ScriptedServer
 
 STACKS = ("sync-http11", "async-httpx", "async-ahttp11")
 
@@ -233,3 +233,60 @@ def _holder(r: object) -> str:
         owners = [_holder(o) if not isinstance(o, list) else "list" for o in gc.get_referrers(r)]
         return f"list of {len(r)} in {owners}"
     return type(r).__name__
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_a_first_byte_stall_is_the_same_error_on_every_stack(
+    server: ScriptedServer, make_agent: Any, stack: str
+) -> None:
+    """The first-byte watchdog is the head's read timeout on every stack (as
+    the sync one always had it), not a deadline of its own around the async
+    send."""
+
+    def silent(conn: RawConnection) -> None:
+        conn.wait(30)
+
+    server.push(Raw(silent))
+    agent = _agent(make_agent, first_byte_timeout=0.3, read_timeout=30.0, max_retries=0)
+    events, exc = _turn(agent, stack)
+    assert isinstance(exc, ProviderError) and exc.type == "first_byte_timeout", exc
+    assert exc.message == "no response from 127.0.0.1 within 0.3s (first_byte timeout)"
+
+
+def test_an_async_request_start_arms_two_timers(server: ScriptedServer, make_agent: Any) -> None:
+    """Starting an async request arms the connect's deadline and the head's
+    watchdog, nothing else: a deadline around the send (the first-byte
+    watchdog, now the head's own) was a third timer, its context and its
+    cancel per request, ~5% of a turn's start with 256 starting at once."""
+    from panto.providers.exchange import Timeouts, aopen_stream
+
+    server.push(Reply([Text("The answer is 42.")]))
+    agent = _agent(make_agent, first_byte_timeout=5.0)
+    ctx = agent._open_turn()  # noqa: SLF001 - the turn's own request and provider
+    from panto.agent.turn import Turn
+
+    req = Turn(ctx).request()
+    armed: list[float] = []
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        call_at = loop.call_at
+
+        def counting(when: float, *args: Any, **kw: Any) -> Any:
+            armed.append(when)
+            return call_at(when, *args, **kw)
+
+        loop.call_at = counting  # type: ignore[method-assign]
+        client = transport.async_client(False)
+        try:
+            resp = await aopen_stream(
+                client, req, Timeouts.of(ctx.config), ctx.provider.error_from_response
+            )
+            loop.call_at = call_at  # type: ignore[method-assign]
+            await resp.aclose()
+        finally:
+            loop.call_at = call_at  # type: ignore[method-assign]
+            await client.aclose()
+
+    asyncio.run(main())
+    assert len(armed) == 2, armed

@@ -55,10 +55,16 @@ def test_config_overrides_and_adds_models(project: Path) -> None:
 
 def test_the_builtin_table_is_searched_once_per_model() -> None:
     """Every turn asks twice (its provider, its context window): the table
-    search, most of a turn start's cost before the request, is cached."""
+    search, most of a turn start's cost before the request, is cached, and
+    so is the answer when the config has no ``[models]`` table of its own."""
     from panto import models
 
     models._builtin_match.cache_clear()  # noqa: SLF001 - the search count is the point
-    for _ in range(3):
-        assert model_info(spec="openai/gpt-4.1-mini-2025-04-14").source == "openai/gpt-4.1-mini"
+    models._builtin_info.cache_clear()  # noqa: SLF001
+    infos = [model_info(spec="openai/gpt-4.1-mini-2025-04-14") for _ in range(3)]
+    assert {i.source for i in infos} == {"openai/gpt-4.1-mini"}
     assert models._builtin_match.cache_info().misses == 1  # noqa: SLF001
+    assert infos[0] is infos[1] is infos[2]
+    own = Config(models={"openai/gpt-4.1-mini": {"context_window": 7}})
+    assert model_info(own, "openai/gpt-4.1-mini-2025-04-14").context_window == 7
+    assert model_info(spec="openai/gpt-4.1-mini-2025-04-14") is infos[0]  # (unchanged)

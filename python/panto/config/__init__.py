@@ -211,6 +211,10 @@ def _default(attr: str) -> Any:
     return field(default_factory=factory)
 
 
+#: base URLs ``Config.resolve_base_url`` found usable (a bounded memo)
+_GOOD_URLS: set[str] = set()
+
+
 @dataclass
 class Config:
     """Everything an ``Agent`` needs.  Construct directly, e.g.
@@ -496,13 +500,19 @@ class Config:
         """The base URL; ConfigError when it is not an http(s) URL (a typo
         must not become seconds of connection retries)."""
         url = (self.base_url or self.provider_config.base_url).rstrip("/")
+        if url in _GOOD_URLS:  # (asked three times a turn)
+            return url
         from .schema import URL_EXPECTED, url_problem
 
         p = self.provider_config
         # (mock and event-producing extension providers get theirs at make_provider)
-        problem = None if p.mock or (p.extension and not url) else url_problem(url)
+        if p.mock or (p.extension and not url):
+            return url
+        problem = url_problem(url)
         if problem:
             raise ConfigError(f"base_url: expected {URL_EXPECTED}, got {url!r} ({problem})")
+        if len(_GOOD_URLS) < 256:
+            _GOOD_URLS.add(url)
         return url
 
     def resolve_api_key(self, env: Mapping[str, str] | None = None) -> str | None:

@@ -102,10 +102,33 @@ class ProviderSpec:
     #: send images (False: each image is a text note naming it)
     images: bool = True
 
+    def key(self) -> tuple[Any, ...]:
+        """The spec as a hashable value (its headers as their items): equal
+        keys, interchangeable providers (``providers.make_provider`` shares
+        one among the sessions of a process).  Every field is in it
+        (a test checks)."""
+        return (
+            self.wire,
+            self.base_url,
+            self.model,
+            self.api_key,
+            tuple(self.headers.items()),
+            self.max_tokens,
+            self.max_tokens_field,
+            self.thinking_budget,
+            self.reasoning_effort,
+            self.cache_enabled,
+            self.cache_ttl,
+            self.prompt_cache_key,
+            self.images,
+        )
+
     @classmethod
-    def from_config(cls, config: Config) -> ProviderSpec:
+    def from_config(cls, config: Config, wire: str | None = None) -> ProviderSpec:
+        """The spec ``config`` resolves to (``wire``: its ``config.wire``,
+        when the caller has it already)."""
         return cls(
-            wire=config.wire,
+            wire=wire or config.wire,
             base_url=config.resolve_base_url(),
             model=config.model,
             api_key=config.resolve_api_key(),
