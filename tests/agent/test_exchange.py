@@ -290,3 +290,25 @@ def test_an_async_request_start_arms_two_timers(server: ScriptedServer, make_age
 
     asyncio.run(main())
     assert len(armed) == 2, armed
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_text_before_an_error_event_in_the_same_read_reaches_the_caller(
+    server: ScriptedServer, make_agent: Any, wire: str, stack: str
+) -> None:
+    """An error event in the same chunk (or read) as the text before it: the
+    caller gets that text, then the error.  The decoder yields the events
+    before it raises, but the turn collected them in a list that the raise
+    threw away: the caller saw the error and none of the text."""
+    from panto.events import ContentDelta
+    from panto.testing import render_sse
+
+    reply = Reply([Text("The answer is")], chunk=3, events_per_write=100)
+    n = len(render_sse(reply, wire))
+    err = {"type": "overloaded_error", "message": "try later"}
+    server.push(replace(reply, error=err, error_after=n - 2))
+    agent = _agent(make_agent, max_retries=0)
+    events, exc = _turn(agent, stack)
+    assert isinstance(exc, ProviderError) and "try later" in str(exc), exc
+    text = "".join(e.text for e in events if type(e) is ContentDelta)
+    assert text and "The answer is".startswith(text), text

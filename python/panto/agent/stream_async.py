@@ -181,15 +181,17 @@ class AsyncStream(io.Base):
                 out.reverse()
                 while out:
                     yield out.pop()
+                turn.raise_read_error()
             else:
                 dec.close()
                 out = accept(dec)
-                if turn.phase is STREAMING:
+                if turn.phase is STREAMING and turn.read_error is None:
                     raise TruncatedStream("the response ended without a terminal event")
             await self._close_response()
             await self._persist()
             for ev in out:  # noqa: UP028 - (no "yield from" in async; the sync twin is generated)
                 yield ev
+            turn.raise_read_error()
         except PantoError:
             if self._cancel.is_set():
                 raise Cancelled() from None

@@ -382,6 +382,9 @@ class Turn:
         self._compaction_round = -1
         #: whether the last ``accept_many`` saw any event
         self.progressed = False
+        #: the error a read ended with after events the driver has yet to
+        #: yield (``accept_many``); raised by ``raise_read_error``
+        self.read_error: PantoError | None = None
         #: set by a driver that persists itself (the async one, off its event
         #: loop): commits then wait in ``pending`` instead of calling
         #: ``ctx.persist``, and the driver performs them, in order
@@ -498,25 +501,41 @@ class Turn:
 
     def accept_many(self, events: Iterable[Event]) -> list[Event]:
         """``accept`` for each event, up to and including the terminal one:
-        all the events to yield (one call per chunk of the response; text
+        all the events to yield (one call per read of the response; text
         deltas take a fast path).  ``progressed`` tells whether any event
-        arrived."""
+        arrived.  When the events fail (the decoder raises: an error event,
+        a malformed stream) after some arrived, those are returned and the
+        error waits in ``read_error`` for the driver to raise once it has
+        yielded them (they were lost: the text before an error event in the
+        same read never reached the caller)."""
         out: list[Event] = []
         append = out.append
         p = self.partial
         add = p.add if p is not None else Partial().add
         seen = False
-        for ev in events:
-            if type(ev) is ContentDelta:
-                add(ev.index, ev.text)
-                append(ev)
-                continue
-            seen = True
-            out += self.accept(ev)
-            if self.phase is not Phase.STREAMING:
-                break
+        try:
+            for ev in events:
+                if type(ev) is ContentDelta:
+                    add(ev.index, ev.text)
+                    append(ev)
+                    continue
+                seen = True
+                out += self.accept(ev)
+                if self.phase is not Phase.STREAMING:
+                    break
+        except PantoError as err:
+            if not out:
+                raise
+            self.read_error = err
         self.progressed = seen or bool(out)
         return out
+
+    def raise_read_error(self) -> None:
+        """Raise the error the last read ended with (``accept_many``), if
+        any, once its events are out."""
+        err, self.read_error = self.read_error, None
+        if err is not None:
+            raise err
 
     def attempt_failed(self, err: PantoError) -> ProviderRetry | None:
         """The attempt ended with ``err`` (scrubbed of secrets here, in
