@@ -257,7 +257,7 @@ def test_an_async_request_start_arms_two_timers(server: ScriptedServer, make_age
     """Starting an async request arms the connect's deadline and the head's
     watchdog, nothing else: a deadline around the send (the first-byte
     watchdog, now the head's own) was a third timer, its context and its
-    cancel per request, ~5% of a turn's start with 256 starting at once."""
+    cancel per request, ~3% of a turn's start with 256 starting at once."""
     from panto.providers.exchange import Timeouts, aopen_stream
 
     server.push(Reply([Text("The answer is 42.")]))

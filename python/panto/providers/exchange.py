@@ -220,8 +220,9 @@ async def aopen_stream(
     ``PantoError``."""
     try:
         # (the first-byte watchdog is the head's read timeout, as in
-        # ``open_stream``: an asyncio deadline around the send cost two
-        # timers and a context per request, ~5% of a turn's start)
+        # ``open_stream``: an asyncio deadline around the send cost a
+        # timer, its context and its cancel per request, ~3% of a turn's
+        # start)
         resp = await asend(client, req.url, req.body, req.headers, **t.send_args(t.first_byte))
         if resp.status_code == 200 and not is_json(resp):
             return AsyncStreamResponse(resp, req, t)
