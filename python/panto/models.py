@@ -19,7 +19,7 @@ model name under another provider (an OpenAI-compatible proxy serving
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -166,14 +166,9 @@ def model_info(config: Config | None = None, spec: str | None = None) -> ModelIn
         spec = config.model_spec
     provider, _, model = spec.partition("/")
     overrides: Mapping[str, Mapping[str, Any]] = config.models if config is not None else {}
-    if not overrides:
-        return _builtin_info(provider, model)
-    values: dict[str, Any] = {}
-    source = _builtin_match(provider, model)
-    if source is not None:
-        values.update(BUILTIN_MODELS[source])
+    builtin = _builtin_info(provider, model)
     own = _match(overrides, provider, model) if overrides else None
-    if own is not None:
-        values.update(overrides[own])
-        source = own
-    return ModelInfo(provider, model, source=source, **{k: values.get(k) for k in _FIELDS})
+    if own is None:
+        return builtin
+    mine = overrides[own]
+    return replace(builtin, source=own, **{k: mine[k] for k in _FIELDS if k in mine})

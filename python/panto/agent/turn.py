@@ -501,7 +501,7 @@ class Turn:
 
     def accept_many(self, events: Iterable[Event]) -> list[Event]:
         """``accept`` for each event, up to and including the terminal one:
-        all the events to yield (one call per read of the response; text
+        all the events to yield (one call per piece of the body read; text
         deltas take a fast path).  ``progressed`` tells whether any event
         arrived.  When the events fail (the decoder raises: an error event,
         a malformed stream) after some arrived, those are returned and the

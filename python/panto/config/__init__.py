@@ -61,7 +61,17 @@ from .layers import (
     resolve_dir,
     user_config_file,
 )
-from .schema import ENV_VARS, EXT_LISTS, FIELD_KEYS, PROVIDER_WIRES, SCHEMA, dotted, split_key
+from .schema import (
+    ENV_VARS,
+    EXT_LISTS,
+    FIELD_KEYS,
+    PROVIDER_WIRES,
+    SCHEMA,
+    URL_EXPECTED,
+    dotted,
+    split_key,
+    url_problem,
+)
 
 if TYPE_CHECKING:
     from ..extensions.policy import Policy
@@ -209,10 +219,6 @@ def _default(attr: str) -> Any:
         return dict(v) if isinstance(v, dict) else v
 
     return field(default_factory=factory)
-
-
-#: base URLs ``Config.resolve_base_url`` found usable (a bounded memo)
-_GOOD_URLS: set[str] = set()
 
 
 @dataclass
@@ -500,19 +506,11 @@ class Config:
         """The base URL; ConfigError when it is not an http(s) URL (a typo
         must not become seconds of connection retries)."""
         url = (self.base_url or self.provider_config.base_url).rstrip("/")
-        if url in _GOOD_URLS:  # (asked three times a turn)
-            return url
-        from .schema import URL_EXPECTED, url_problem
-
         p = self.provider_config
         # (mock and event-producing extension providers get theirs at make_provider)
-        if p.mock or (p.extension and not url):
-            return url
-        problem = url_problem(url)
+        problem = None if p.mock or (p.extension and not url) else url_problem(url)
         if problem:
             raise ConfigError(f"base_url: expected {URL_EXPECTED}, got {url!r} ({problem})")
-        if len(_GOOD_URLS) < 256:
-            _GOOD_URLS.add(url)
         return url
 
     def resolve_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
